@@ -1,0 +1,169 @@
+package dev.onceonly.cdi;
+
+import dev.onceonly.api.IdempotencyKey;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.CurrentMessage;
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import org.eclipse.microprofile.reactive.messaging.Message;
+
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/**
+ * What the interceptor needs to know about one guarded method, worked out once at startup: its
+ * settings, where the message and the {@code @IdempotencyKey} come from, and what to return when
+ * the method is skipped as a duplicate.
+ */
+final class GuardedMethod {
+
+    private static volatile Jsonb jsonb;
+
+    private final ConsumerSettings settings;
+    private final int viewIndex;     // parameter implementing MessageView, or -1
+    private final int messageIndex;  // parameter of type Message<?>, or -1
+    private final int keyIndex;      // @IdempotencyKey parameter, or -1
+    private final Object skippedResult;
+
+    GuardedMethod(Method method, ConsumerSettings settings) {
+        this.settings = settings;
+        Class<?>[] types = method.getParameterTypes();
+        int view = -1;
+        int message = -1;
+        int key = -1;
+        for (int i = 0; i < types.length; i++) {
+            if (view < 0 && MessageView.class.isAssignableFrom(types[i])) {
+                view = i;
+            } else if (message < 0 && isReactiveMessage(types[i])) {
+                message = i;
+            }
+            if (key < 0 && method.getParameters()[i].isAnnotationPresent(IdempotencyKey.class)) {
+                key = i;
+            }
+        }
+        this.viewIndex = view;
+        this.messageIndex = message;
+        this.keyIndex = key;
+        this.skippedResult = skippedResult(method.getReturnType());
+    }
+
+    ConsumerSettings settings() {
+        return settings;
+    }
+
+    /** What a skipped (duplicate) call returns: {@code null}, or a primitive's zero. */
+    Object skippedResult() {
+        return skippedResult;
+    }
+
+    Object parameterKey(Object[] args) {
+        return keyIndex < 0 ? null : args[keyIndex];
+    }
+
+    /**
+     * The message of this call: a {@link MessageView} parameter, a {@code Message} that unwraps to
+     * one, the message the connector is dispatching on this thread, or else a view over the payload
+     * (first parameter) with no exchange and routing key.
+     */
+    MessageView view(Object[] args) {
+        if (viewIndex >= 0 && args[viewIndex] != null) {
+            return (MessageView) args[viewIndex];
+        }
+        Object payload = args.length == 0 ? null : args[0];
+        if (messageIndex >= 0 && args[messageIndex] != null) {
+            MessageView fromMessage = ReactiveMessages.view(args[messageIndex]);
+            if (fromMessage != null) {
+                return fromMessage;
+            }
+            payload = ReactiveMessages.payload(args[messageIndex]);
+        }
+        MessageView current = CurrentMessage.get();
+        if (current != null) {
+            return current;
+        }
+        return MessageView.of("", "", null, Map.of(), bytes(payload));
+    }
+
+    /**
+     * Whether the type is a Reactive Messaging {@code Message}, tested by name so that applications
+     * without the Reactive Messaging feature never load its classes.
+     */
+    private static boolean isReactiveMessage(Class<?> type) {
+        if (type == null) {
+            return false;
+        }
+        if (type.getName().equals("org.eclipse.microprofile.reactive.messaging.Message")) {
+            return true;
+        }
+        for (Class<?> i : type.getInterfaces()) {
+            if (isReactiveMessage(i)) {
+                return true;
+            }
+        }
+        return isReactiveMessage(type.getSuperclass());
+    }
+
+    /** Touches Reactive Messaging classes only when a method really has a Message parameter. */
+    private static final class ReactiveMessages {
+        static MessageView view(Object message) {
+            try {
+                return ((Message<?>) message).unwrap(MessageView.class);
+            } catch (RuntimeException notAView) {
+                return null;
+            }
+        }
+
+        static Object payload(Object message) {
+            return ((Message<?>) message).getPayload();
+        }
+    }
+
+    private static byte[] bytes(Object payload) {
+        if (payload == null) {
+            return new byte[0];
+        }
+        if (payload instanceof byte[] b) {
+            return b;
+        }
+        if (payload instanceof CharSequence s) {
+            return s.toString().getBytes(StandardCharsets.UTF_8);
+        }
+        // A stable representation of a typed payload, so the same object always hashes the same.
+        return json().toJson(payload).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Jsonb json() {
+        Jsonb j = jsonb;
+        if (j == null) {
+            synchronized (GuardedMethod.class) {
+                if (jsonb == null) {
+                    jsonb = JsonbBuilder.create();
+                }
+                j = jsonb;
+            }
+        }
+        return j;
+    }
+
+    private static Object skippedResult(Class<?> type) {
+        if (!type.isPrimitive() || type == void.class) {
+            return null;
+        }
+        if (type == boolean.class) {
+            return false;
+        }
+        if (type == char.class) {
+            return '\0';
+        }
+        return switch (type.getName()) {
+            case "byte" -> (byte) 0;
+            case "short" -> (short) 0;
+            case "int" -> 0;
+            case "long" -> 0L;
+            case "float" -> 0f;
+            default -> 0d;
+        };
+    }
+}

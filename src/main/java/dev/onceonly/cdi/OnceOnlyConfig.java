@@ -1,0 +1,282 @@
+package dev.onceonly.cdi;
+
+import dev.onceonly.api.IdempotencyKey;
+import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.Durations;
+import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.redis.RedisSettings;
+import org.eclipse.microprofile.config.Config;
+
+import java.lang.reflect.Method;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Reads and validates OnceOnly's MicroProfile Config properties, once, at startup. Every error is
+ * an {@link InvalidConfigurationException} naming the property and what it accepts.
+ *
+ * <p>Per-consumer settings are looked up in this order: {@code onceonly.consumers.<consumer>.<name>},
+ * then {@code onceonly.<name>}, then the {@link IdempotentMessage} annotation, then the built-in
+ * default.
+ */
+public final class OnceOnlyConfig {
+
+    public static final String PREFIX = "onceonly.";
+
+    /** Global settings (not per consumer). */
+    public record Global(boolean enabled, String store, String keyPrefix, long memoryMaxEntries,
+                         RedisSettings redis) {
+    }
+
+    private final Config config;
+
+    public OnceOnlyConfig(Config config) {
+        this.config = config;
+    }
+
+    public Global global() {
+        boolean enabled = bool("onceonly.enabled", true);
+        String store = choice("onceonly.store", "redis", "redis", "memory");
+        String prefix = string("onceonly.key-prefix").orElse("oo:");
+        if (prefix.contains("{") || prefix.length() > 32) {
+            throw new InvalidConfigurationException("onceonly.key-prefix", prefix, "at most 32 characters without '{' (a Redis Cluster hash tag would put every key in one slot)");
+        }
+        long maxEntries = positiveLong("onceonly.memory.max-entries", 100_000);
+        RedisSettings redis = store.equals("redis") ? redis() : null;
+        return new Global(enabled, store, prefix, maxEntries, redis);
+    }
+
+    RedisSettings redis() {
+        String urlProp = "onceonly.redis.url";
+        String url = string(urlProp).orElse("redis://localhost:6379");
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            throw new InvalidConfigurationException(urlProp, redactUrl(url), "a URL such as redis://[user:password@]host:6379[/db] or rediss://...");
+        }
+        if (!"redis".equals(uri.getScheme()) && !"rediss".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new InvalidConfigurationException(urlProp, redactUrl(url), "a URL such as redis://[user:password@]host:6379[/db] or rediss://...");
+        }
+        String user = null;
+        String password = null;
+        if (uri.getRawUserInfo() != null) {
+            String[] parts = uri.getRawUserInfo().split(":", 2);
+            if (parts.length == 2) {
+                user = parts[0].isEmpty() ? null : decode(parts[0]);
+                password = decode(parts[1]);
+            } else {
+                password = decode(parts[0]);
+            }
+        }
+        user = string("onceonly.redis.user").orElse(user);
+        password = string("onceonly.redis.password").orElse(password);
+        int database = 0;
+        String path = uri.getPath();
+        if (path != null && path.length() > 1) {
+            try {
+                database = Integer.parseInt(path.substring(1));
+            } catch (NumberFormatException e) {
+                throw new InvalidConfigurationException(urlProp, redactUrl(url), "a database number as path, e.g. redis://host:6379/0");
+            }
+        }
+        RedisSettings.Mode mode = RedisSettings.Mode.valueOf(
+                choice("onceonly.redis.mode", "standalone", "standalone", "sentinel", "cluster").toUpperCase(Locale.ROOT));
+        String hostPort = uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort());
+        List<String> nodes = string("onceonly.redis.nodes")
+                .map(n -> Arrays.stream(n.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList())
+                .orElse(List.of(hostPort));
+        for (String node : nodes) {
+            if (!node.matches("[^:\\s]+:\\d{1,5}")) {
+                throw new InvalidConfigurationException("onceonly.redis.nodes", node, "a comma-separated list of host:port");
+            }
+        }
+        String master = string("onceonly.redis.sentinel-master").orElse("");
+        if (mode == RedisSettings.Mode.SENTINEL && master.isEmpty()) {
+            throw new InvalidConfigurationException("onceonly.redis.sentinel-master", "", "the Sentinel master name (required with onceonly.redis.mode=sentinel)");
+        }
+        Duration connect = duration("onceonly.redis.connect-timeout", Duration.ofSeconds(2));
+        Duration socket = duration("onceonly.redis.socket-timeout", Duration.ofSeconds(2));
+        int pool = (int) positiveLong("onceonly.redis.pool-size", 16);
+        return new RedisSettings(mode, nodes, master, "rediss".equals(uri.getScheme()), user, password, database,
+                connect, socket, pool);
+    }
+
+    /**
+     * Resolves the settings of one guarded method.
+     *
+     * @param keyDeriver validates JSON Pointers with the provider used at runtime
+     */
+    public ConsumerSettings consumer(Method method, IdempotentMessage a, KeyDeriver keyDeriver) {
+        String consumer = a.consumer().isEmpty()
+                ? method.getDeclaringClass().getSimpleName() + "." + method.getName()
+                : a.consumer();
+        if (!KeyDeriver.CONSUMER_NAME.matcher(consumer).matches()) {
+            throw new InvalidConfigurationException("@IdempotentMessage(consumer) on " + method, consumer,
+                    "1 to 100 characters of A-Z a-z 0-9 . _ -");
+        }
+        boolean hasKeyParameter = Arrays.stream(method.getParameters()).anyMatch(p -> p.isAnnotationPresent(IdempotencyKey.class));
+
+        KeyStrategy annotated = a.keyStrategy();
+        KeyStrategy strategy = consumerValue(consumer, "key-strategy", annotated == KeyStrategy.DEFAULT ? null : annotated.configName(),
+                v -> Arrays.stream(KeyStrategy.values()).filter(k -> k != KeyStrategy.DEFAULT && k.configName().equalsIgnoreCase(v)).findFirst().orElse(null),
+                "one of content, message-id, header, json-pointer, parameter")
+                .orElse(hasKeyParameter ? KeyStrategy.PARAMETER : KeyStrategy.CONTENT);
+        if (strategy == KeyStrategy.PARAMETER && !hasKeyParameter) {
+            throw new InvalidConfigurationException(propertyOf(consumer, "key-strategy"), "parameter",
+                    "a method with an @IdempotencyKey parameter (" + method + " has none)");
+        }
+        String header = consumerValue(consumer, "key-header", a.keyHeader(), v -> v, "a header name").orElse("");
+        if (strategy == KeyStrategy.HEADER && header.isBlank()) {
+            throw new InvalidConfigurationException(propertyOf(consumer, "key-header"), "", "a header name (required with key-strategy=header)");
+        }
+        String pointer = consumerValue(consumer, "key-pointer", a.keyPointer(), v -> v, "a JSON Pointer").orElse("");
+        if (strategy == KeyStrategy.JSON_POINTER) {
+            try {
+                if (pointer.isEmpty()) {
+                    throw new IllegalArgumentException("empty");
+                }
+                keyDeriver.validatePointer(pointer);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationException(propertyOf(consumer, "key-pointer"), pointer,
+                        "an RFC 6901 JSON Pointer such as /orderId (required with key-strategy=json-pointer)");
+            }
+        }
+        boolean fallback = consumerValue(consumer, "missing-key", null,
+                v -> v.equalsIgnoreCase("content") ? Boolean.TRUE : v.equalsIgnoreCase("reject") ? Boolean.FALSE : null,
+                "reject or content").orElse(false);
+        Duration lease = consumerDuration(consumer, "lease", a.lease(), ConsumerSettings.DEFAULT_LEASE);
+        if (lease.compareTo(ConsumerSettings.MIN_LEASE) < 0) {
+            throw new InvalidConfigurationException(propertyOf(consumer, "lease"), Durations.format(lease),
+                    "at least " + Durations.format(ConsumerSettings.MIN_LEASE));
+        }
+        Duration retention = consumerDuration(consumer, "retention", a.retention(), ConsumerSettings.DEFAULT_RETENTION);
+        if (retention.compareTo(lease) < 0) {
+            throw new InvalidConfigurationException(propertyOf(consumer, "retention"), Durations.format(retention),
+                    "a duration not shorter than the lease (" + Durations.format(lease) + ")");
+        }
+        boolean ledger = consumerValue(consumer, "ledger", null, OnceOnlyConfig::parseBoolean, "true or false").orElse(false);
+        StoreFailurePolicy policy = consumerValue(consumer, "store-failure", null,
+                v -> v.equalsIgnoreCase("reject") ? StoreFailurePolicy.REJECT : v.equalsIgnoreCase("ledger-only") ? StoreFailurePolicy.LEDGER_ONLY : null,
+                "reject or ledger-only").orElse(StoreFailurePolicy.REJECT);
+        if (policy == StoreFailurePolicy.LEDGER_ONLY && !ledger) {
+            throw new InvalidConfigurationException(propertyOf(consumer, "store-failure"), "ledger-only",
+                    "reject, because the ledger is off for this consumer (ledger-only needs ledger=true)");
+        }
+        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, policy, ledger);
+    }
+
+    /** The property a per-consumer value was read from, for error messages. */
+    private String propertyOf(String consumer, String name) {
+        String specific = PREFIX + "consumers." + consumer + "." + name;
+        if (string(specific).isPresent() || string(PREFIX + name).isEmpty()) {
+            return specific;
+        }
+        return PREFIX + name;
+    }
+
+    private <T> Optional<T> consumerValue(String consumer, String name, String annotationValue,
+                                          Function<String, T> parse, String expected) {
+        String specific = PREFIX + "consumers." + consumer + "." + name;
+        Optional<String> raw = string(specific);
+        String property = specific;
+        if (raw.isEmpty()) {
+            raw = string(PREFIX + name);
+            property = PREFIX + name;
+        }
+        if (raw.isEmpty() && annotationValue != null && !annotationValue.isEmpty()) {
+            raw = Optional.of(annotationValue);
+            property = "@IdempotentMessage(" + name + ") of consumer " + consumer;
+        }
+        if (raw.isEmpty()) {
+            return Optional.empty();
+        }
+        T value = parse.apply(raw.get().trim());
+        if (value == null) {
+            throw new InvalidConfigurationException(property, raw.get(), expected);
+        }
+        return Optional.of(value);
+    }
+
+    private Duration consumerDuration(String consumer, String name, String annotationValue, Duration fallback) {
+        return consumerValue(consumer, name, annotationValue, Durations::parse, Durations.ACCEPTED).orElse(fallback);
+    }
+
+    private Duration duration(String property, Duration fallback) {
+        Optional<String> raw = string(property);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        Duration d = Durations.parse(raw.get());
+        if (d == null) {
+            throw new InvalidConfigurationException(property, raw.get(), Durations.ACCEPTED);
+        }
+        return d;
+    }
+
+    private Optional<String> string(String property) {
+        return config.getOptionalValue(property, String.class).map(String::trim).filter(s -> !s.isEmpty());
+    }
+
+    private boolean bool(String property, boolean fallback) {
+        Optional<String> raw = string(property);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        Boolean b = parseBoolean(raw.get());
+        if (b == null) {
+            throw new InvalidConfigurationException(property, raw.get(), "true or false");
+        }
+        return b;
+    }
+
+    private static Boolean parseBoolean(String v) {
+        return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
+    }
+
+    private String choice(String property, String fallback, String... accepted) {
+        String v = string(property).orElse(fallback);
+        String lower = v.toLowerCase(Locale.ROOT);
+        if (!Arrays.asList(accepted).contains(lower)) {
+            throw new InvalidConfigurationException(property, v, "one of " + String.join(", ", accepted));
+        }
+        return lower;
+    }
+
+    private long positiveLong(String property, long fallback) {
+        Optional<String> raw = string(property);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        try {
+            long v = Long.parseLong(raw.get());
+            if (v > 0) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new InvalidConfigurationException(property, raw.get(), "a positive whole number");
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    /** The URL without its user-info, so a password never reaches a log or an error message. */
+    static String redactUrl(String url) {
+        return url.replaceAll("//[^@/]*@", "//***@");
+    }
+}

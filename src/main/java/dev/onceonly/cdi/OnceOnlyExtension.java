@@ -1,0 +1,124 @@
+package dev.onceonly.cdi;
+
+import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.KeyDeriver;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
+import jakarta.enterprise.inject.spi.AnnotatedMethod;
+import jakarta.enterprise.inject.spi.AnnotatedType;
+import jakarta.enterprise.inject.spi.Extension;
+import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
+import jakarta.enterprise.inject.spi.WithAnnotations;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
+
+/**
+ * Finds every {@link IdempotentMessage} method during deployment and resolves and validates its
+ * configuration before the application starts: a misconfigured consumer is a deployment problem
+ * (the application does not start) with a message naming the property.
+ */
+public class OnceOnlyExtension implements Extension {
+
+    private final List<AnnotatedMethod<?>> found = new ArrayList<>();
+    private final Map<Method, GuardedMethod> methods = new ConcurrentHashMap<>();
+    private volatile OnceOnlyConfig.Global global;
+    private volatile KeyDeriver keyDeriver;
+
+    void collect(@Observes @WithAnnotations(IdempotentMessage.class) ProcessAnnotatedType<?> pat) {
+        AnnotatedType<?> type = pat.getAnnotatedType();
+        if (type.isAnnotationPresent(jakarta.interceptor.Interceptor.class)) {
+            return; // the guard's own interceptor carries the binding, it is not a consumer
+        }
+        boolean typeLevel = type.isAnnotationPresent(IdempotentMessage.class);
+        for (AnnotatedMethod<?> m : type.getMethods()) {
+            boolean business = !Modifier.isStatic(m.getJavaMember().getModifiers())
+                    && !Modifier.isPrivate(m.getJavaMember().getModifiers())
+                    && m.getJavaMember().getDeclaringClass() != Object.class;
+            if (m.isAnnotationPresent(IdempotentMessage.class) || typeLevel && business) {
+                found.add(m);
+            }
+        }
+    }
+
+    void validate(@Observes AfterDeploymentValidation adv) {
+        OnceOnlyConfig config = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()));
+        try {
+            global = config.global();
+        } catch (InvalidConfigurationException e) {
+            adv.addDeploymentProblem(e);
+            return;
+        }
+        keyDeriver = new KeyDeriver(global.keyPrefix());
+        Map<String, Method> byConsumer = new HashMap<>();
+        for (AnnotatedMethod<?> am : found) {
+            Method method = am.getJavaMember();
+            try {
+                GuardedMethod gm = resolve(config, method, annotation(am));
+                Method other = byConsumer.putIfAbsent(gm.settings().consumer(), method);
+                if (other != null && !other.equals(method)) {
+                    throw new InvalidConfigurationException("@IdempotentMessage(consumer) on " + method,
+                            gm.settings().consumer(), "a consumer name not used by another method (also on " + other + ")");
+                }
+                methods.put(method, gm);
+            } catch (InvalidConfigurationException e) {
+                adv.addDeploymentProblem(e);
+            }
+        }
+    }
+
+    private static IdempotentMessage annotation(AnnotatedMethod<?> am) {
+        IdempotentMessage a = am.getAnnotation(IdempotentMessage.class);
+        return a != null ? a : am.getDeclaringType().getAnnotation(IdempotentMessage.class);
+    }
+
+    private GuardedMethod resolve(OnceOnlyConfig config, Method method, IdempotentMessage a) {
+        Class<?> returns = method.getReturnType();
+        if (CompletionStage.class.isAssignableFrom(returns) || Future.class.isAssignableFrom(returns)
+                || returns.getName().startsWith("io.smallrye.mutiny.")
+                || returns.getName().startsWith("org.reactivestreams.")) {
+            // The claim is finalised when the method returns; an asynchronous result would finish later.
+            throw new InvalidConfigurationException("@IdempotentMessage on " + method, returns.getName(),
+                    "a synchronous method (void or a plain value); asynchronous results are not supported");
+        }
+        ConsumerSettings settings = config.consumer(method, a, keyDeriver);
+        return new GuardedMethod(method, settings);
+    }
+
+    /** Global settings, validated at deployment. */
+    OnceOnlyConfig.Global global() {
+        return global;
+    }
+
+    KeyDeriver keyDeriver() {
+        return keyDeriver;
+    }
+
+    /** Every guarded method found at deployment. */
+    Map<Method, GuardedMethod> methods() {
+        return methods;
+    }
+
+    /**
+     * The guarded method behind an interception. Methods not seen during deployment (e.g. an
+     * inherited method intercepted through a subclass) are resolved on first use.
+     */
+    GuardedMethod method(Method method, IdempotentMessage binding) {
+        GuardedMethod gm = methods.get(method);
+        if (gm == null) {
+            gm = methods.computeIfAbsent(method, m -> resolve(
+                    new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader())), m, binding));
+        }
+        return gm;
+    }
+}

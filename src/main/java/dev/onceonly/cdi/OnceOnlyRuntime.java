@@ -1,0 +1,115 @@
+package dev.onceonly.cdi;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.engine.Durations;
+import dev.onceonly.engine.GuardEngine;
+import dev.onceonly.engine.GuardListener;
+import dev.onceonly.engine.LogId;
+import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.Ledger;
+import dev.onceonly.spi.TransactionRunner;
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+
+import java.time.Clock;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.Collectors;
+
+/**
+ * The running guard of this application: the claim store, the engine and the resolved settings.
+ * Created when the application starts (so a store problem shows in the startup log) and closed
+ * when it stops.
+ */
+@ApplicationScoped
+public class OnceOnlyRuntime {
+
+    @Inject
+    OnceOnlyExtension extension;
+
+    @Inject
+    Event<GuardEvent> events;
+
+    @Inject
+    Instance<Ledger> ledgers;
+
+    @Inject
+    Instance<TransactionRunner> transactionRunners;
+
+    /** Liberty's managed scheduler: lease renewals then run with the application's context. */
+    @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
+    ScheduledExecutorService managedScheduler;
+
+    private ScheduledExecutorService ownScheduler;
+    private ClaimStore store;
+    private GuardEngine engine;
+    private boolean enabled;
+
+    @PostConstruct
+    void start() {
+        OnceOnlyConfig.Global global = extension.global();
+        enabled = global.enabled();
+        store = global.store().equals("memory")
+                ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
+                : RedisClaimStore.connect(global.redis());
+        ScheduledExecutorService scheduler = managedScheduler;
+        if (scheduler == null) {
+            // Outside a Jakarta EE server (plain CDI containers, tests) there is no managed scheduler.
+            ownScheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "onceonly-lease-watchdog");
+                t.setDaemon(true);
+                return t;
+            });
+            scheduler = ownScheduler;
+        }
+        TransactionRunner tx = transactionRunners.isResolvable() ? transactionRunners.get() : TransactionRunner.NONE;
+        Ledger ledger = ledgers.isResolvable() ? ledgers.get() : null;
+        GuardListener listener = events::fire;
+        engine = new GuardEngine(store, tx, ledger, scheduler, listener, extension.keyDeriver());
+        extension.methods().values().forEach(m -> {
+            var s = m.settings();
+            LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),
+                    s.storeFailure(), s.ledger());
+        });
+        LogId.ONCE0001I.log(store.name(), extension.methods().values().stream()
+                .map(m -> m.settings().consumer()).sorted().collect(Collectors.joining(",", "[", "]")));
+        if (!enabled) {
+            LogId.ONCE0005W.log();
+        }
+    }
+
+    /** Creates the runtime as the application starts rather than on the first message. */
+    void onStartup(@Observes Startup startup) {
+        enabled(); // touching the client proxy instantiates the bean
+    }
+
+    @PreDestroy
+    void stop() {
+        store.close();
+        if (ownScheduler != null) {
+            ownScheduler.shutdownNow();
+        }
+    }
+
+    GuardEngine engine() {
+        return engine;
+    }
+
+    boolean enabled() {
+        return enabled;
+    }
+
+    /** The claim store in use (health checks, diagnostics). */
+    public ClaimStore store() {
+        return store;
+    }
+}

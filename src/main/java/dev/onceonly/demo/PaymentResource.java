@@ -1,0 +1,50 @@
+package dev.onceonly.demo;
+
+import dev.onceonly.api.MessageRefusedException;
+import jakarta.inject.Inject;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+/**
+ * Try the guard by hand: {@code POST /api/payments} with {@code {"paymentId":"p1","amount":10}} charges
+ * once, however often it is sent. The answer says what the guard decided.
+ */
+@Path("/payments")
+@Produces(MediaType.APPLICATION_JSON)
+public class PaymentResource {
+
+    @Inject
+    PaymentService payments;
+
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response charge(String body) {
+        try {
+            Integer charged = payments.charge(body);
+            return Response.ok(result(charged == null ? "DUPLICATE" : "PROCESSED", "")).build();
+        } catch (MessageRefusedException e) {
+            int status = e.outcome().isPermanent() ? 422 : 409;
+            return Response.status(status).entity(result(e.outcome().name(), e.reason())).build();
+        } catch (IllegalStateException e) {
+            return Response.status(503).entity(result("FAILED", e.getMessage())).build();
+        }
+    }
+
+    @GET
+    @Path("/{id}")
+    public JsonObject charges(@PathParam("id") String id) {
+        return Json.createObjectBuilder().add("paymentId", id).add("charges", payments.chargesOf(id)).build();
+    }
+
+    private static JsonObject result(String outcome, String reason) {
+        return Json.createObjectBuilder().add("outcome", outcome).add("reason", reason).build();
+    }
+}

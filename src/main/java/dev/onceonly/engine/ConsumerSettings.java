@@ -1,0 +1,76 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.StoreFailurePolicy;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Resolved, validated and immutable settings of one consumer. Built once at startup by the
+ * configuration layer (which names the property in any error); the engine trusts them.
+ *
+ * @param consumer            consumer name, {@code [A-Za-z0-9._-]+}; scopes the keys
+ * @param keyStrategy         never {@link KeyStrategy#DEFAULT} here
+ * @param keyHeader           header name for {@link KeyStrategy#HEADER}, else empty
+ * @param keyPointer          JSON Pointer for {@link KeyStrategy#JSON_POINTER}, else empty
+ * @param fallbackToContent   when the message-id / header / pointer / parameter is missing: use the content key instead of REJECTED
+ * @param lease               claim lease while the handler runs; renewed every lease/3
+ * @param retention           how long a processed key is remembered in the claim store
+ * @param storeFailure        what to do when the claim store is unreachable
+ * @param ledger              whether the transactional ledger guards this consumer too
+ */
+public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String keyHeader, String keyPointer,
+                               boolean fallbackToContent, Duration lease, Duration retention,
+                               StoreFailurePolicy storeFailure, boolean ledger) {
+
+    /** Built-in defaults: the values used when neither annotation nor configuration sets one. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+    /** Shortest lease accepted: renewals every lease/3 must stay meaningful against store latency. */
+    public static final Duration MIN_LEASE = Duration.ofMillis(30);
+
+    public ConsumerSettings {
+        Objects.requireNonNull(consumer, "consumer");
+        Objects.requireNonNull(keyStrategy, "keyStrategy");
+        Objects.requireNonNull(lease, "lease");
+        Objects.requireNonNull(retention, "retention");
+        Objects.requireNonNull(storeFailure, "storeFailure");
+        keyHeader = keyHeader == null ? "" : keyHeader;
+        keyPointer = keyPointer == null ? "" : keyPointer;
+        if (keyStrategy == KeyStrategy.DEFAULT) {
+            throw new IllegalArgumentException("keyStrategy must be resolved before building settings");
+        }
+    }
+
+    /** Settings with the built-in defaults and the given key strategy. Handy in tests. */
+    public static ConsumerSettings defaults(String consumer, KeyStrategy strategy) {
+        return new ConsumerSettings(consumer, strategy, "", "", false, DEFAULT_LEASE, DEFAULT_RETENTION,
+                StoreFailurePolicy.REJECT, false);
+    }
+
+    public ConsumerSettings withLease(Duration newLease) {
+        return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, newLease, retention, storeFailure, ledger);
+    }
+
+    public ConsumerSettings withRetention(Duration newRetention) {
+        return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, lease, newRetention, storeFailure, ledger);
+    }
+
+    public ConsumerSettings withKey(KeyStrategy strategy, String header, String pointer, boolean fallback) {
+        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, storeFailure, ledger);
+    }
+
+    public ConsumerSettings withLedger(boolean on, StoreFailurePolicy policy) {
+        return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, lease, retention, policy, on);
+    }
+
+    /** One line for the startup log. */
+    public String describeKey() {
+        return switch (keyStrategy) {
+            case HEADER -> "header(" + keyHeader + ")";
+            case JSON_POINTER -> "json-pointer(" + keyPointer + ")";
+            default -> keyStrategy.configName();
+        } + (fallbackToContent ? "|content" : "");
+    }
+}

@@ -1,0 +1,263 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.spi.Ledger;
+import dev.onceonly.spi.Ledger.LedgerDecision;
+import dev.onceonly.spi.TransactionRunner;
+
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The guard, in plain Java: derives the key, claims it, runs the handler inside the transaction
+ * (ledger row first), and finalises the claim when the transaction completed.
+ *
+ * <p>The contract towards the caller (the CDI interceptor, or any other adapter):
+ * <ul>
+ *   <li>{@link Outcome#PROCESSED}: returns what the handler returned;</li>
+ *   <li>{@link Outcome#DUPLICATE}: returns {@code null} without running the handler;</li>
+ *   <li>{@link Outcome#FAILED}: rethrows the handler's (or the commit's) exception, claim released;</li>
+ *   <li>{@link Outcome#BUSY}, {@link Outcome#RETRY}, {@link Outcome#CONFLICT}, {@link Outcome#REJECTED}:
+ *       throws {@link MessageRefusedException} without running the handler.</li>
+ * </ul>
+ * Every message is reported once to the {@link GuardListener} with its final outcome.
+ */
+public final class GuardEngine {
+
+    private final ClaimStore store;
+    private final TransactionRunner transactions;
+    private final Ledger ledger;
+    private final ScheduledExecutorService scheduler;
+    private final GuardListener listener;
+    private final KeyDeriver keys;
+
+    /**
+     * @param ledger    the ledger, or {@code null} when no consumer uses one
+     * @param scheduler runs lease renewals; must not be used for long work
+     */
+    public GuardEngine(ClaimStore store, TransactionRunner transactions, Ledger ledger,
+                       ScheduledExecutorService scheduler, GuardListener listener, KeyDeriver keys) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.transactions = Objects.requireNonNull(transactions, "transactions");
+        this.ledger = ledger;
+        this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.keys = Objects.requireNonNull(keys, "keys");
+    }
+
+    public KeyDeriver keys() {
+        return keys;
+    }
+
+    /**
+     * Guards one message. See the class contract for results.
+     *
+     * @param message      the message as delivered (for payload-only methods: a view over the payload)
+     * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
+     */
+    public <T> T guard(ConsumerSettings settings, MessageView message, Object parameterKey,
+                       TransactionRunner.Work<T> handler) throws Exception {
+        long start = System.nanoTime();
+        MessageKey key;
+        try {
+            key = keys.derive(settings, message, parameterKey);
+        } catch (KeyRejectedException e) {
+            LogId.ONCE0302W.log(settings.consumer(), e.getMessage());
+            throw refuse(settings, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
+        }
+
+        String token = newToken();
+        ClaimResult claim;
+        try {
+            claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+        } catch (ClaimStoreException e) {
+            if (settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger()) {
+                LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.REJECT, Outcome.RETRY);
+                throw refuse(settings, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(), "claim store unavailable", start, e);
+            }
+            LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.LEDGER_ONLY, "ledger decides");
+            claim = null; // go on unclaimed: the ledger's unique key is the only guard now
+        }
+
+        if (claim != null) {
+            switch (claim.state()) {
+                case DONE -> {
+                    if (!claim.fingerprint().equals(key.fingerprint())) {
+                        LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
+                        throw refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(),
+                                "key was processed before with a different body", start, null);
+                    }
+                    report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", System.nanoTime() - start);
+                    return null;
+                }
+                case IN_PROGRESS -> throw refuse(settings, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
+                        "another holder is processing this key", start, null);
+                case ACQUIRED -> { }
+            }
+        }
+
+        Invocation inv = new Invocation(settings, key, claim == null ? null : token, start);
+        inv.startWatchdog();
+        inv.guardNanos += System.nanoTime() - start;
+        try {
+            return transactions.run(() -> {
+                if (settings.ledger()) {
+                    long l0 = System.nanoTime();
+                    LedgerDecision decision = ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
+                    inv.guardNanos += System.nanoTime() - l0;
+                    if (decision != LedgerDecision.INSERTED) {
+                        inv.ledgerDecision = decision;
+                        // Leaves the transaction by exception so that it rolls back; caught below.
+                        throw new LedgerRefusal();
+                    }
+                }
+                return handler.call();
+            }, inv::completed);
+        } catch (LedgerRefusal refusal) {
+            if (inv.ledgerDecision == LedgerDecision.DUPLICATE) {
+                return null;
+            }
+            Outcome outcome = inv.ledgerDecision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
+            throw new MessageRefusedException(outcome, settings.consumer(), key.digest(), inv.reason, null);
+        }
+    }
+
+    private MessageRefusedException refuse(ConsumerSettings s, Outcome outcome, Layer layer, String digest,
+                                           String reason, long start, Throwable cause) {
+        report(s, outcome, layer, digest, reason, System.nanoTime() - start);
+        return new MessageRefusedException(outcome, s.consumer(), digest, reason, cause);
+    }
+
+    private void report(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason, long nanos) {
+        try {
+            listener.onOutcome(new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos));
+        } catch (RuntimeException e) {
+            // A broken listener must not change what happens to the message.
+            java.util.logging.Logger.getLogger("dev.onceonly").log(java.util.logging.Level.FINE, "listener failed", e);
+        }
+    }
+
+    private static String newToken() {
+        // Fencing tokens must be unique, not secret: anyone who can forge one can write to Redis anyway.
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        return Long.toString(r.nextLong() & Long.MAX_VALUE, 36) + Long.toString(r.nextLong() & Long.MAX_VALUE, 36);
+    }
+
+    /** Thrown inside the transaction to roll it back when the ledger refuses the message. */
+    private static final class LedgerRefusal extends RuntimeException {
+        LedgerRefusal() {
+            super(null, null, false, false);
+        }
+    }
+
+    /** State of one guarded message between claim and finalisation. */
+    private final class Invocation {
+        final ConsumerSettings settings;
+        final MessageKey key;
+        final String token; // null when running unclaimed under LEDGER_ONLY
+        final long start;
+        volatile long guardNanos;
+        volatile LedgerDecision ledgerDecision;
+        volatile String reason = "";
+        private ScheduledFuture<?> watchdog;
+        private volatile boolean leaseLost;
+
+        Invocation(ConsumerSettings settings, MessageKey key, String token, long start) {
+            this.settings = settings;
+            this.key = key;
+            this.token = token;
+            this.start = start;
+        }
+
+        void startWatchdog() {
+            if (token == null) {
+                return;
+            }
+            long period = Math.max(1, settings.lease().toMillis() / 3);
+            watchdog = scheduler.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+        }
+
+        private void renew() {
+            try {
+                if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.NOT_HOLDER) {
+                    leaseLost = true;
+                    LogId.ONCE0201W.log(settings.consumer(), key.digest(), elapsedMillis(), Durations.format(settings.lease()));
+                    watchdog.cancel(false);
+                }
+            } catch (ClaimStoreException e) {
+                LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), settings.lease().toMillis() / 3);
+            }
+        }
+
+        /** Called once, after the transaction completed. */
+        void completed(boolean committed) {
+            long f0 = System.nanoTime();
+            if (watchdog != null) {
+                watchdog.cancel(false);
+            }
+            Outcome outcome;
+            Layer layer = Layer.NONE;
+            LedgerDecision decision = ledgerDecision;
+            if (decision == LedgerDecision.DUPLICATE) {
+                // Processed before, but the claim store forgot it (flushed, evicted, failed over):
+                // remember it again so the next duplicate stops at the first layer.
+                finish("complete", true);
+                outcome = Outcome.DUPLICATE;
+                layer = Layer.LEDGER;
+            } else if (decision != null) {
+                finish("release", false);
+                outcome = decision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
+                layer = Layer.LEDGER;
+                reason = decision == LedgerDecision.CONFLICT
+                        ? "key was processed before with a different body"
+                        : "ledger row of a concurrent holder was not committed";
+                if (decision == LedgerDecision.CONFLICT) {
+                    LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.LEDGER);
+                }
+            } else if (committed) {
+                finish("complete", true);
+                outcome = Outcome.PROCESSED;
+            } else {
+                finish("release", false);
+                outcome = Outcome.FAILED;
+                reason = "handler failed or transaction rolled back";
+                LogId.ONCE0303I.log(settings.consumer(), key.digest(), "transaction rolled back");
+            }
+            guardNanos += System.nanoTime() - f0;
+            report(settings, outcome, layer, key.digest(), reason, guardNanos);
+        }
+
+        private void finish(String operation, boolean complete) {
+            if (token == null) {
+                return;
+            }
+            try {
+                HolderResult r = complete
+                        ? store.complete(key.storeKey(), token, key.fingerprint(), settings.retention())
+                        : store.release(key.storeKey(), token);
+                if (r == HolderResult.NOT_HOLDER && !leaseLost) {
+                    LogId.ONCE0103W.log(settings.consumer(), key.digest(), operation, elapsedMillis(), Durations.format(settings.lease()));
+                }
+            } catch (ClaimStoreException e) {
+                LogId.ONCE0102W.log(store.name(), operation, settings.consumer(), key.digest(), e.getCause(),
+                        Durations.format(settings.lease()));
+            }
+        }
+
+        private long elapsedMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        }
+    }
+}

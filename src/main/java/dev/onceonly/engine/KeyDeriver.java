@@ -1,0 +1,196 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.MessageView;
+import jakarta.json.JsonException;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonString;
+import jakarta.json.JsonValue;
+import jakarta.json.spi.JsonProvider;
+import jakarta.json.stream.JsonParsingException;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+
+/**
+ * Derives {@link MessageKey}s. The strategy key is built so that no input can forge another one:
+ * each strategy has its own tag, exchange and routing key are escaped ({@code %} and {@code :})
+ * and capped at 255 characters (the AMQP limit), so {@code "a:b" + "c"} and {@code "a" + "b:c"}
+ * differ. The strategy key is then hashed to a fixed 128-bit digest, which keeps claim-store keys
+ * short whatever the input and keeps message content out of the store's key space.
+ */
+public final class KeyDeriver {
+
+    /** Consumer names: they become part of store keys and property names. */
+    public static final Pattern CONSUMER_NAME = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+    /** AMQP short strings (exchange, routing key) are at most 255 octets. */
+    static final int MAX_NAME_LENGTH = 255;
+    /** Upper bound on explicit keys (message-id, header, pointer, parameter). */
+    static final int MAX_EXPLICIT_KEY_LENGTH = 1024;
+    /** Bytes of SHA-256 kept in the store key: 128 bits, collision-safe for any realistic volume. */
+    private static final int DIGEST_BYTES = 16;
+    /** Bytes of the body hash kept as claim fingerprint: enough to tell two bodies apart. */
+    private static final int FINGERPRINT_BYTES = 9;
+
+    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(KeyDeriver::newSha256);
+    private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+
+    private final String prefix;
+    // JSON-P provider lookup is a service-loader scan: do it once, and only if a consumer needs it.
+    private volatile JsonProvider json;
+    private final ConcurrentHashMap<String, jakarta.json.JsonPointer> pointers = new ConcurrentHashMap<>();
+
+    /** @param prefix prefix of every store key, e.g. {@code oo:} */
+    public KeyDeriver(String prefix) {
+        this.prefix = prefix;
+    }
+
+    /**
+     * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
+     * @throws KeyRejectedException when no key can be derived; the message is REJECTED
+     */
+    public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
+        byte[] bodySha = sha256(message.body());
+        String strategyKey = strategyKey(settings, message, parameterKey, bodySha);
+        boolean content = strategyKey.startsWith("c:");
+        byte[] digestBytes = Arrays.copyOf(sha256(strategyKey.getBytes(StandardCharsets.UTF_8)), DIGEST_BYTES);
+        String digest = B64.encodeToString(digestBytes);
+        String fingerprint = content ? "" : B64.encodeToString(Arrays.copyOf(bodySha, FINGERPRINT_BYTES));
+        return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, bodySha);
+    }
+
+    /** Compiles a JSON Pointer, failing with {@link IllegalArgumentException} when its syntax is invalid. */
+    public void validatePointer(String pointer) {
+        try {
+            pointer(pointer);
+        } catch (JsonException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    private String strategyKey(ConsumerSettings s, MessageView m, Object parameterKey, byte[] bodySha) {
+        String explicit = switch (s.keyStrategy()) {
+            case CONTENT -> null;
+            case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id");
+            case HEADER -> present(headerText(m.headers().get(s.keyHeader())), s, "message has no header '" + s.keyHeader() + "'");
+            case JSON_POINTER -> present(pointerValue(s, m.body()), s, "payload has no value at " + s.keyPointer());
+            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank");
+            case DEFAULT -> throw new IllegalStateException("unresolved key strategy");
+        };
+        if (explicit != null) {
+            if (explicit.length() > MAX_EXPLICIT_KEY_LENGTH) {
+                throw new KeyRejectedException("key is longer than " + MAX_EXPLICIT_KEY_LENGTH + " characters");
+            }
+            // The tag keeps keys of different strategies apart: message-id "x" is not header value "x".
+            return tag(s.keyStrategy()) + explicit;
+        }
+        return "c:" + escape(m.exchange(), "exchange") + ':' + escape(m.routingKey(), "routing key") + ':'
+                + HexFormat.of().formatHex(bodySha);
+    }
+
+    /** @return the value, or null when missing and the consumer falls back to the content key */
+    private static String present(String value, ConsumerSettings s, String reason) {
+        if (value != null && !value.isBlank()) {
+            return value;
+        }
+        if (s.fallbackToContent()) {
+            return null;
+        }
+        throw new KeyRejectedException(reason);
+    }
+
+    private static String tag(KeyStrategy strategy) {
+        return switch (strategy) {
+            case MESSAGE_ID -> "m:";
+            case HEADER -> "h:";
+            case JSON_POINTER -> "j:";
+            case PARAMETER -> "p:";
+            default -> throw new IllegalStateException(strategy.name());
+        };
+    }
+
+    private static String headerText(Object value) {
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof byte[] bytes) {
+            return new String(bytes, StandardCharsets.UTF_8);
+        }
+        return value.toString(); // amqp-client's LongString.toString() is its UTF-8 text
+    }
+
+    private String pointerValue(ConsumerSettings s, byte[] body) {
+        JsonValue root;
+        try (var reader = json().createReader(new ByteArrayInputStream(body))) {
+            root = reader.readValue();
+        } catch (JsonParsingException e) {
+            throw new KeyRejectedException("payload is not valid JSON (at line " + e.getLocation().getLineNumber()
+                    + ", column " + e.getLocation().getColumnNumber() + ")");
+        } catch (JsonException e) {
+            throw new KeyRejectedException("payload is not valid JSON");
+        }
+        if (!(root instanceof jakarta.json.JsonStructure structure)) {
+            throw new KeyRejectedException("payload is a JSON " + root.getValueType() + ", not an object or array");
+        }
+        jakarta.json.JsonPointer pointer = pointer(s.keyPointer());
+        if (!pointer.containsValue(structure)) {
+            return null;
+        }
+        JsonValue value = pointer.getValue(structure);
+        if (value instanceof JsonString str) {
+            return str.getString();
+        }
+        if (value instanceof JsonNumber num) {
+            return num.toString();
+        }
+        if (value.getValueType() == JsonValue.ValueType.NULL) {
+            return null;
+        }
+        throw new KeyRejectedException("value at " + s.keyPointer() + " is a JSON " + value.getValueType()
+                + "; a key must be a string or a number");
+    }
+
+    private jakarta.json.JsonPointer pointer(String pointer) {
+        return pointers.computeIfAbsent(pointer, p -> json().createPointer(p));
+    }
+
+    private JsonProvider json() {
+        JsonProvider p = json;
+        if (p == null) {
+            p = JsonProvider.provider();
+            json = p;
+        }
+        return p;
+    }
+
+    private static String escape(String name, String what) {
+        if (name.length() > MAX_NAME_LENGTH) {
+            throw new KeyRejectedException(what + " is longer than " + MAX_NAME_LENGTH + " characters");
+        }
+        if (name.indexOf('%') < 0 && name.indexOf(':') < 0) {
+            return name;
+        }
+        return name.replace("%", "%25").replace(":", "%3A");
+    }
+
+    static byte[] sha256(byte[] data) {
+        MessageDigest md = SHA256.get();
+        md.reset();
+        return md.digest(data);
+    }
+
+    private static MessageDigest newSha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.OnceOnlyException;
+
+/** No key can be derived from a message; the engine turns this into {@code REJECTED}. The reason never quotes the body. */
+public class KeyRejectedException extends OnceOnlyException {
+
+    public KeyRejectedException(String reason) {
+        super(reason);
+    }
+}

@@ -1,0 +1,54 @@
+package dev.onceonly.engine;
+
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Every line OnceOnly logs, with a stable ID (listed in README). Lines carry context (consumer,
+ * key digest, store, elapsed time) and never a message body or a secret. The last letter of the
+ * ID is the severity: I(nfo), W(arning), E(rror).
+ */
+public enum LogId {
+    ONCE0001I(Level.INFO, "OnceOnly started: store=%s, consumers=%s"),
+    ONCE0002W(Level.WARNING, "The in-memory claim store is in use (max %s entries). It is for development and tests only: "
+            + "claims are lost on restart and not shared between instances. Set onceonly.store=redis in production."),
+    ONCE0003W(Level.WARNING, "Redis maxmemory-policy is '%s': Redis may evict claims and let duplicates through. "
+            + "Use maxmemory-policy noeviction (or volatile-* with memory to spare)."),
+    ONCE0004I(Level.INFO, "Consumer '%s': key=%s, lease=%s, retention=%s, store-failure=%s, ledger=%s"),
+    ONCE0005W(Level.WARNING, "onceonly.enabled=false: guarded methods run WITHOUT duplicate protection."),
+    ONCE0006I(Level.INFO, "Connected to Redis (%s, %s)"),
+    ONCE0007W(Level.WARNING, "Could not read Redis maxmemory-policy (%s); make sure it does not evict keys."),
+    ONCE0101W(Level.WARNING, "Claim store '%s' unavailable for consumer '%s' (key %s): %s; policy %s applied, outcome %s"),
+    ONCE0102W(Level.WARNING, "Claim store '%s' failed to %s the claim of consumer '%s' (key %s): %s; "
+            + "the claim expires after its lease (%s)"),
+    ONCE0103W(Level.WARNING, "Claim of consumer '%s' (key %s) was no longer held at %s after %d ms: the lease (%s) expired "
+            + "while the handler ran; raise the lease for this consumer"),
+    ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
+            + "raise the lease (now %s)"),
+    ONCE0202W(Level.WARNING, "Lease renewal failed for consumer '%s' (key %s): %s; retrying in %d ms"),
+    ONCE0301W(Level.WARNING, "CONFLICT for consumer '%s' (key %s, found by %s): this key was processed before with a different body"),
+    ONCE0302W(Level.WARNING, "REJECTED for consumer '%s': %s"),
+    ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry");
+
+    private static final Logger LOG = Logger.getLogger("dev.onceonly");
+
+    private final Level level;
+    private final String template;
+
+    LogId(Level level, String template) {
+        this.level = level;
+        this.template = template;
+    }
+
+    /** Logs this line if its level is enabled; formatting only happens then. */
+    public void log(Object... args) {
+        if (LOG.isLoggable(level)) {
+            LOG.log(level, name() + ": " + String.format(template, args));
+        }
+    }
+
+    /** Formats this line without logging it (for exception messages and tests). */
+    public String format(Object... args) {
+        return name() + ": " + String.format(template, args);
+    }
+}

@@ -1,0 +1,130 @@
+package dev.onceonly.memory;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import dev.onceonly.engine.LogId;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.HolderResult;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link ClaimStore} in the JVM's memory, for development and tests only: claims are lost on
+ * restart and not shared between instances. Bounded (least-recently-used keys are evicted beyond
+ * {@code maxEntries}) with per-entry expiry, both by Caffeine. Each primitive is one atomic
+ * {@code compute} on the key.
+ */
+public final class InMemoryClaimStore implements ClaimStore {
+
+    private record Entry(ClaimState state, String token, String fingerprint, long expiresAtNanos) {
+    }
+
+    private final Cache<String, Entry> cache;
+    private final Clock clock;
+
+    /**
+     * @param clock time source for expiry (tests pass a clock they can move)
+     */
+    public InMemoryClaimStore(long maxEntries, Clock clock) {
+        this.clock = clock;
+        this.cache = Caffeine.newBuilder()
+                .maximumSize(maxEntries)
+                .ticker(this::nowNanos)
+                .expireAfter(new Expiry<String, Entry>() {
+                    @Override
+                    public long expireAfterCreate(String key, Entry e, long currentTime) {
+                        return e.expiresAtNanos - currentTime;
+                    }
+
+                    @Override
+                    public long expireAfterUpdate(String key, Entry e, long currentTime, long currentDuration) {
+                        return e.expiresAtNanos - currentTime;
+                    }
+
+                    @Override
+                    public long expireAfterRead(String key, Entry e, long currentTime, long currentDuration) {
+                        return currentDuration;
+                    }
+                })
+                .build();
+    }
+
+    /** Logs the development-only warning; call once when the store is chosen. */
+    public static InMemoryClaimStore forDevelopment(long maxEntries, Clock clock) {
+        LogId.ONCE0002W.log(maxEntries);
+        return new InMemoryClaimStore(maxEntries, clock);
+    }
+
+    private long nowNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(clock.millis());
+    }
+
+    private Entry live(Entry e, long now) {
+        // Caffeine hides expired entries from compute already; the check keeps the contract explicit.
+        return e == null || e.expiresAtNanos <= now ? null : e;
+    }
+
+    @Override
+    public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+        ClaimResult[] result = new ClaimResult[1];
+        cache.asMap().compute(key, (k, existing) -> {
+            long now = nowNanos();
+            Entry e = live(existing, now);
+            if (e == null) {
+                result[0] = ClaimResult.ACQUIRED;
+                return new Entry(ClaimState.IN_PROGRESS, token, fingerprint, now + lease.toNanos());
+            }
+            result[0] = e.state == ClaimState.DONE ? ClaimResult.done(e.fingerprint) : ClaimResult.inProgress(e.fingerprint);
+            return e;
+        });
+        return result[0];
+    }
+
+    @Override
+    public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+        return ifHolder(key, token, (e, now) -> new Entry(ClaimState.DONE, "", fingerprint, now + retention.toNanos()));
+    }
+
+    @Override
+    public HolderResult release(String key, String token) {
+        return ifHolder(key, token, (e, now) -> null);
+    }
+
+    @Override
+    public HolderResult extend(String key, String token, Duration lease) {
+        return ifHolder(key, token, (e, now) -> new Entry(e.state, e.token, e.fingerprint, now + lease.toNanos()));
+    }
+
+    private interface Change {
+        Entry apply(Entry held, long now);
+    }
+
+    private HolderResult ifHolder(String key, String token, Change change) {
+        HolderResult[] result = {HolderResult.NOT_HOLDER};
+        cache.asMap().computeIfPresent(key, (k, existing) -> {
+            long now = nowNanos();
+            Entry e = live(existing, now);
+            if (e == null || e.state != ClaimState.IN_PROGRESS || !e.token.equals(token)) {
+                return e;
+            }
+            result[0] = HolderResult.APPLIED;
+            return change.apply(e, now);
+        });
+        return result[0];
+    }
+
+    @Override
+    public String name() {
+        return "memory";
+    }
+
+    @Override
+    public void close() {
+        cache.invalidateAll();
+    }
+}

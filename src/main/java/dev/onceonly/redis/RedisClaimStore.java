@@ -1,0 +1,218 @@
+package dev.onceonly.redis;
+
+import dev.onceonly.engine.LogId;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.RedisSentinelClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@link ClaimStore} on Redis through Jedis. Every primitive is ONE round trip: a Lua script on one
+ * key, called by SHA ({@code EVALSHA}) and loaded again on {@code NOSCRIPT} (after a restart or a
+ * fail-over). One key per call, so it works unchanged on standalone, Sentinel and Cluster.
+ *
+ * <h2>Values</h2>
+ * <ul>
+ *   <li>in progress: {@code P<token>|<fingerprint>} with the lease as TTL;</li>
+ *   <li>done: {@code D<fingerprint>} with the retention as TTL. No timestamp: the TTL already says
+ *       when it goes, and every byte costs memory across millions of retained keys.</li>
+ * </ul>
+ */
+public final class RedisClaimStore implements ClaimStore {
+
+    /** SET NX PX, and on failure the current value in the same call: never GET-then-SET. */
+    static final String CLAIM = """
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+            return redis.call('GET', KEYS[1])""";
+    /** Compare-and-set from in progress (held by the token in ARGV[1]) to done. */
+    static final String COMPLETE = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then
+              redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
+            return 0""";
+    /** Compare-and-delete. */
+    static final String RELEASE = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+            return 0""";
+    /** Compare-and-PEXPIRE. */
+    static final String EXTEND = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+            return 0""";
+
+    private record Script(String source, String sha) {
+        static Script of(String source) {
+            try {
+                byte[] sha1 = MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8));
+                return new Script(source, HexFormat.of().formatHex(sha1));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    private static final Script CLAIM_SCRIPT = Script.of(CLAIM);
+    private static final Script COMPLETE_SCRIPT = Script.of(COMPLETE);
+    private static final Script RELEASE_SCRIPT = Script.of(RELEASE);
+    private static final Script EXTEND_SCRIPT = Script.of(EXTEND);
+
+    private final UnifiedJedis redis;
+
+    /** Wraps a client the caller built (tests, benchmarks). The store closes it. */
+    public RedisClaimStore(UnifiedJedis redis) {
+        this.redis = redis;
+    }
+
+    /** Connects as configured; does not fail when Redis is down (the store-failure policy handles that per message). */
+    public static RedisClaimStore connect(RedisSettings settings) {
+        RedisClaimStore store = new RedisClaimStore(client(settings));
+        store.checkEvictionPolicy();
+        LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());
+        return store;
+    }
+
+    static UnifiedJedis client(RedisSettings s) {
+        JedisClientConfig config = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis((int) s.connectTimeout().toMillis())
+                .socketTimeoutMillis((int) s.socketTimeout().toMillis())
+                .user(s.user())
+                .password(s.password())
+                .database(s.database())
+                .ssl(s.tls())
+                .clientName("onceonly")
+                .build();
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(s.poolSize());
+        pool.setMaxIdle(s.poolSize());
+        Set<HostAndPort> nodes = new LinkedHashSet<>();
+        s.nodes().forEach(n -> nodes.add(HostAndPort.from(n)));
+        return switch (s.mode()) {
+            case STANDALONE -> RedisClient.builder().hostAndPort(nodes.iterator().next())
+                    .clientConfig(config).poolConfig(pool).build();
+            case SENTINEL -> RedisSentinelClient.builder().masterName(s.sentinelMaster()).sentinels(nodes)
+                    .clientConfig(config).poolConfig(pool).build();
+            case CLUSTER -> RedisClusterClient.builder().nodes(nodes).clientConfig(config).poolConfig(pool).build();
+        };
+    }
+
+    /** Warns (ONCE0003W) when Redis may evict claims; silently evicted claims let duplicates through. */
+    void checkEvictionPolicy() {
+        try {
+            Map<String, String> policy = redis.configGet("maxmemory-policy");
+            String value = policy.getOrDefault("maxmemory-policy", "");
+            if (!value.equals("noeviction") && !value.startsWith("volatile-")) {
+                LogId.ONCE0003W.log(value);
+            }
+        } catch (JedisException e) {
+            // Managed Redis services often disable CONFIG; not knowing is worth a warning, not a failure.
+            LogId.ONCE0007W.log(e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+    }
+
+    @Override
+    public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+        Object v = call(CLAIM_SCRIPT, "claim", key, inProgress(token, fingerprint), Long.toString(lease.toMillis()));
+        if (v == null) {
+            return ClaimResult.ACQUIRED;
+        }
+        String value = (String) v;
+        if (value.startsWith("D")) {
+            return ClaimResult.done(value.substring(1));
+        }
+        int bar = value.indexOf('|');
+        if (value.startsWith("P") && bar > 0) {
+            return ClaimResult.inProgress(value.substring(bar + 1));
+        }
+        throw new ClaimStoreException(name(), "claim", new IllegalStateException(
+                "key holds a value OnceOnly did not write; is the key prefix shared with another application?"));
+    }
+
+    @Override
+    public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+        return holder(call(COMPLETE_SCRIPT, "complete", key, holderPrefix(token), "D" + fingerprint,
+                Long.toString(retention.toMillis())));
+    }
+
+    @Override
+    public HolderResult release(String key, String token) {
+        return holder(call(RELEASE_SCRIPT, "release", key, holderPrefix(token)));
+    }
+
+    @Override
+    public HolderResult extend(String key, String token, Duration lease) {
+        return holder(call(EXTEND_SCRIPT, "extend", key, holderPrefix(token), Long.toString(lease.toMillis())));
+    }
+
+    private static String inProgress(String token, String fingerprint) {
+        return "P" + token + "|" + fingerprint;
+    }
+
+    /** Tokens never contain '|', so this prefix identifies the holder exactly. */
+    private static String holderPrefix(String token) {
+        return "P" + token + "|";
+    }
+
+    private static HolderResult holder(Object reply) {
+        return Long.valueOf(1L).equals(reply) ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
+    }
+
+    private Object call(Script script, String operation, String key, String... args) {
+        try {
+            try {
+                return redis.evalsha(script.sha, 1, prepend(key, args));
+            } catch (JedisNoScriptException e) {
+                // Script cache lost (restart, fail-over, SCRIPT FLUSH): load it on the key's node, retry once.
+                redis.scriptLoad(script.source, key);
+                return redis.evalsha(script.sha, 1, prepend(key, args));
+            }
+        } catch (JedisException e) {
+            throw new ClaimStoreException(name(), operation, e);
+        }
+    }
+
+    private static String[] prepend(String key, String[] args) {
+        String[] all = new String[args.length + 1];
+        all[0] = key;
+        System.arraycopy(args, 0, all, 1, args.length);
+        return all;
+    }
+
+    /** Whether Redis answers a PING now (for health checks). */
+    public boolean ping() {
+        try {
+            return "PONG".equalsIgnoreCase(redis.ping());
+        } catch (JedisException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public String name() {
+        return "redis";
+    }
+
+    @Override
+    public void close() {
+        redis.close();
+    }
+}

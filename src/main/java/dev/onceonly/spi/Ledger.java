@@ -1,0 +1,30 @@
+package dev.onceonly.spi;
+
+/**
+ * The authoritative second layer: a transactional table of processed message keys with a unique
+ * key column. {@link #insert} runs inside the business transaction, before the business method.
+ */
+public interface Ledger {
+
+    /**
+     * Inserts the row for {@code key} in the current transaction and flushes it at once, so a
+     * duplicate surfaces here and not at commit. On a unique violation the implementation decides,
+     * in a new transaction with a fresh read, what it means.
+     *
+     * @param bodyHash SHA-256 of the body, hex
+     * @return {@link LedgerDecision#INSERTED}, or why the business method must not run
+     */
+    LedgerDecision insert(String key, String consumer, String bodyHash);
+
+    /** Outcome of {@link #insert}. */
+    enum LedgerDecision {
+        /** Row inserted (uncommitted): go on. */
+        INSERTED,
+        /** A committed row with the same body hash exists: processed before. */
+        DUPLICATE,
+        /** A committed row with a different body hash exists. */
+        CONFLICT,
+        /** The violation was seen but no committed row was found (the other transaction rolled back): try again later. */
+        RETRY
+    }
+}

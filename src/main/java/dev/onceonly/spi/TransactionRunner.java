@@ -1,0 +1,48 @@
+package dev.onceonly.spi;
+
+/**
+ * Runs the guarded work inside a transaction and tells the engine how that transaction ended.
+ * The JTA implementation joins the caller's transaction or begins one, and reports from a
+ * {@code Synchronization.afterCompletion}, so a commit that fails at the very end is reported as a
+ * rollback. {@link #NONE} is for consumers without a transactional resource.
+ */
+public interface TransactionRunner {
+
+    /**
+     * Runs {@code work} in a transaction and calls {@code completion} exactly once, after the
+     * transaction completed. When the caller's transaction is joined, that happens when the caller's
+     * transaction completes, possibly after this method returned.
+     *
+     * @return what {@code work} returned
+     * @throws Exception what {@code work} threw, or the failure of the commit
+     */
+    <T> T run(Work<T> work, Completion completion) throws Exception;
+
+    /** Guarded work: ledger insert then the business method. */
+    @FunctionalInterface
+    interface Work<T> {
+        T call() throws Exception;
+    }
+
+    /** Told once how the transaction ended. */
+    @FunctionalInterface
+    interface Completion {
+        void completed(boolean committed);
+    }
+
+    /** No transaction: "committed" means the work returned normally. */
+    TransactionRunner NONE = new TransactionRunner() {
+        @Override
+        public <T> T run(Work<T> work, Completion completion) throws Exception {
+            T result;
+            try {
+                result = work.call();
+            } catch (Exception | Error e) {
+                completion.completed(false);
+                throw e;
+            }
+            completion.completed(true);
+            return result;
+        }
+    };
+}

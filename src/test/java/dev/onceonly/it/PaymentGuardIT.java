@@ -1,0 +1,88 @@
+package dev.onceonly.it;
+
+import dev.onceonly.testing.TestRedis;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The guard inside a real Open Liberty server, configured by MicroProfile Config (server.env points
+ * it at the real Redis), reached through the demo's REST resource.
+ */
+class PaymentGuardIT {
+
+    static final String BASE = "http://localhost:" + System.getProperty("http.port", "9080") + "/api";
+    final HttpClient http = HttpClient.newHttpClient();
+
+    @Test
+    void secondDeliveryOfTheSamePaymentIsNotCharged() throws Exception {
+        String id = "p-" + UUID.randomUUID();
+        String body = "{\"paymentId\":\"" + id + "\",\"amount\":10}";
+        HttpResponse<String> first = post(body);
+        assertEquals(200, first.statusCode(), first.body());
+        assertTrue(first.body().contains("PROCESSED"), first.body());
+
+        HttpResponse<String> second = post(body);
+        assertEquals(200, second.statusCode(), second.body());
+        assertTrue(second.body().contains("DUPLICATE"), second.body());
+        assertEquals(1, charges(id));
+
+        // The claim lives in the real Redis, under the configured prefix and consumer, as DONE.
+        try (RedisClient redis = TestRedis.client()) {
+            Set<String> keys = redis.keys("oo:payments:*");
+            assertTrue(keys.stream().anyMatch(k -> redis.get(k).startsWith("D")), "a DONE claim in Redis: " + keys);
+        }
+    }
+
+    @Test
+    void failedChargeReleasesTheClaimSoTheRetryCharges() throws Exception {
+        String id = "p-" + UUID.randomUUID();
+        HttpResponse<String> failed = post("{\"paymentId\":\"" + id + "\",\"amount\":10,\"fail\":true}");
+        assertEquals(503, failed.statusCode(), failed.body());
+        assertEquals(0, charges(id));
+
+        // Same key, different body: the failed attempt left nothing behind, so this one runs.
+        HttpResponse<String> retry = post("{\"paymentId\":\"" + id + "\",\"amount\":10}");
+        assertEquals(200, retry.statusCode(), retry.body());
+        assertTrue(retry.body().contains("PROCESSED"), retry.body());
+        assertEquals(1, charges(id));
+    }
+
+    @Test
+    void sameKeyWithADifferentBodyIsAConflict() throws Exception {
+        String id = "p-" + UUID.randomUUID();
+        assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}").statusCode());
+        HttpResponse<String> other = post("{\"paymentId\":\"" + id + "\",\"amount\":99}");
+        assertEquals(422, other.statusCode(), other.body());
+        assertTrue(other.body().contains("CONFLICT"), other.body());
+        assertEquals(1, charges(id));
+    }
+
+    @Test
+    void bodyWithoutTheKeyIsRejected() throws Exception {
+        HttpResponse<String> r = post("{\"amount\":10}");
+        assertEquals(422, r.statusCode(), r.body());
+        assertTrue(r.body().contains("REJECTED") && r.body().contains("/paymentId"), r.body());
+    }
+
+    private HttpResponse<String> post(String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(BASE + "/payments"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private int charges(String id) throws Exception {
+        String json = http.send(HttpRequest.newBuilder(URI.create(BASE + "/payments/" + id)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        return Integer.parseInt(json.replaceAll(".*\"charges\":(\\d+).*", "$1"));
+    }
+}

@@ -1,0 +1,194 @@
+package dev.onceonly.memory;
+
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.HolderResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The {@link ClaimStore} contract, once, for every implementation. Subclasses provide the store,
+ * a way to let time pass, and a way to read a key's remaining TTL.
+ */
+public abstract class ClaimStoreContract {
+
+    protected static final Duration LEASE = Duration.ofMillis(300);
+    protected static final Duration RETENTION = Duration.ofHours(24);
+
+    protected ClaimStore store;
+    protected String prefix;
+
+    protected abstract ClaimStore newStore();
+
+    /** Lets {@code d} pass for the store (moves a clock, or sleeps). */
+    protected abstract void elapse(Duration d) throws InterruptedException;
+
+    /** Remaining time to live of the key in milliseconds, -2 when absent. */
+    protected abstract long pttl(String key);
+
+    protected abstract String newPrefix();
+
+    @BeforeEach
+    void open() {
+        store = newStore();
+        prefix = newPrefix();
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+    }
+
+    @Test
+    void firstClaimAcquiresThenOthersSeeInProgressThenDone() {
+        String key = prefix + "k1";
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t1", "fp", LEASE));
+        assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "other", LEASE));
+        assertEquals(HolderResult.APPLIED, store.complete(key, "t1", "fp", RETENTION));
+        assertEquals(ClaimResult.done("fp"), store.claim(key, "t3", "fp", LEASE));
+    }
+
+    @Test
+    void emptyFingerprintRoundTrips() {
+        String key = prefix + "k-empty";
+        store.claim(key, "t1", "", LEASE);
+        assertEquals(ClaimResult.inProgress(""), store.claim(key, "t2", "", LEASE));
+        store.complete(key, "t1", "", RETENTION);
+        assertEquals(ClaimResult.done(""), store.claim(key, "t2", "", LEASE));
+    }
+
+    @Test
+    void releaseMakesTheKeyClaimableAgain() {
+        String key = prefix + "k2";
+        store.claim(key, "t1", "fp", LEASE);
+        assertEquals(HolderResult.APPLIED, store.release(key, "t1"));
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t2", "fp", LEASE));
+    }
+
+    @Test
+    void onlyTheHolderCanCompleteReleaseOrExtend() {
+        String key = prefix + "k3";
+        store.claim(key, "t1", "fp", LEASE);
+        assertEquals(HolderResult.NOT_HOLDER, store.complete(key, "intruder", "fp", RETENTION));
+        assertEquals(HolderResult.NOT_HOLDER, store.release(key, "intruder"));
+        assertEquals(HolderResult.NOT_HOLDER, store.extend(key, "intruder", LEASE));
+        assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "fp", LEASE));
+    }
+
+    @Test
+    void holderWhoseLeaseExpiredCannotTouchTheNewHoldersClaim() throws InterruptedException {
+        String key = prefix + "k4";
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "old", "fp", LEASE));
+        elapse(LEASE.plusMillis(150));
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "new", "fp", LEASE), "an expired lease frees the key");
+
+        assertEquals(HolderResult.NOT_HOLDER, store.complete(key, "old", "fp", RETENTION));
+        assertEquals(HolderResult.NOT_HOLDER, store.release(key, "old"));
+        assertEquals(HolderResult.NOT_HOLDER, store.extend(key, "old", LEASE));
+        assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "third", "fp", LEASE), "new holder still holds it");
+        assertEquals(HolderResult.APPLIED, store.complete(key, "new", "fp", RETENTION));
+    }
+
+    @Test
+    void completedKeyCannotBeReleasedOrCompletedAgain() {
+        String key = prefix + "k5";
+        store.claim(key, "t1", "fp", LEASE);
+        store.complete(key, "t1", "fp", RETENTION);
+        assertEquals(HolderResult.NOT_HOLDER, store.release(key, "t1"));
+        assertEquals(HolderResult.NOT_HOLDER, store.complete(key, "t1", "fp", RETENTION));
+        assertEquals(HolderResult.NOT_HOLDER, store.extend(key, "t1", LEASE));
+        assertEquals(ClaimState.DONE, store.claim(key, "t2", "fp", LEASE).state());
+    }
+
+    @Test
+    void leaseAndRetentionAreRealTtls() {
+        String key = prefix + "k6";
+        store.claim(key, "t1", "fp", LEASE);
+        long lease = pttl(key);
+        assertInRange(lease, LEASE.toMillis() - 100, LEASE.toMillis(), "lease TTL");
+        store.complete(key, "t1", "fp", RETENTION);
+        long retention = pttl(key);
+        assertInRange(retention, RETENTION.toMillis() - 5_000, RETENTION.toMillis(), "retention TTL");
+        assertEquals(-2, pttl(prefix + "absent"));
+    }
+
+    @Test
+    void extendRenewsTheLeaseSoTheHolderKeepsTheKey() throws InterruptedException {
+        String key = prefix + "k7";
+        store.claim(key, "t1", "fp", LEASE);
+        Duration longer = Duration.ofSeconds(20);
+        assertEquals(HolderResult.APPLIED, store.extend(key, "t1", longer));
+        assertInRange(pttl(key), longer.toMillis() - 1_000, longer.toMillis(), "extended TTL");
+        elapse(LEASE.plusMillis(150));
+        assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "fp", LEASE), "still held after the old lease");
+    }
+
+    @Test
+    void doneKeyExpiresAfterRetention() throws InterruptedException {
+        String key = prefix + "k8";
+        store.claim(key, "t1", "fp", LEASE);
+        store.complete(key, "t1", "fp", Duration.ofMillis(400));
+        assertEquals(ClaimState.DONE, store.claim(key, "t2", "fp", LEASE).state());
+        elapse(Duration.ofMillis(550));
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t3", "fp", LEASE));
+    }
+
+    @Test
+    void sixteenThreadsRacingOnAThousandKeysAcquireEachKeyExactlyOnce() throws Exception {
+        int threads = 16;
+        int keys = 1000;
+        AtomicIntegerArray acquired = new AtomicIntegerArray(keys);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            String token = "racer" + t;
+            List<Integer> order = new ArrayList<>();
+            for (int k = 0; k < keys; k++) {
+                order.add(k);
+            }
+            Collections.shuffle(order, new java.util.Random(t));
+            futures.add(pool.submit(() -> {
+                start.await();
+                for (int k : order) {
+                    if (store.claim(prefix + "race:" + k, token, "fp", Duration.ofSeconds(30)).state() == ClaimState.ACQUIRED) {
+                        acquired.incrementAndGet(k);
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(120, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        int total = 0;
+        for (int k = 0; k < keys; k++) {
+            assertEquals(1, acquired.get(k), "key " + k + " acquired " + acquired.get(k) + " times");
+            total += acquired.get(k);
+        }
+        assertEquals(keys, total);
+    }
+
+    private static void assertInRange(long value, long min, long max, String what) {
+        if (value < min || value > max) {
+            throw new AssertionError(what + " was " + value + " ms, expected " + min + ".." + max);
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package dev.onceonly.redis;
+
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.testing.TestRedis;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
+
+import java.time.Duration;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** What only the Redis store has: script cache recovery, round trips, foreign values, an unreachable server. */
+class RedisClaimStoreBehaviourTest {
+
+    private RedisClient admin;
+    private RedisClaimStore store;
+    private String prefix;
+
+    @BeforeEach
+    void open() {
+        admin = TestRedis.client();
+        store = new RedisClaimStore(TestRedis.client());
+        prefix = TestRedis.uniquePrefix("behaviour");
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+        admin.close();
+    }
+
+    @Test
+    void scriptsAreReloadedAfterTheServerForgotThem() {
+        store.claim(prefix + "a", "t1", "fp", Duration.ofSeconds(5));
+        admin.scriptFlush();
+        assertEquals(ClaimResult.ACQUIRED, store.claim(prefix + "b", "t1", "fp", Duration.ofSeconds(5)));
+        admin.scriptFlush();
+        assertEquals(HolderResult.APPLIED, store.complete(prefix + "b", "t1", "fp", Duration.ofSeconds(5)));
+    }
+
+    /** One command per primitive: a fresh message costs claim + complete = 2, a duplicate costs 1. */
+    @Test
+    void freshMessageCostsTwoCommandsAndADuplicateOne() {
+        store.claim(prefix + "warm", "t0", "", Duration.ofSeconds(5)); // scripts cached
+        store.complete(prefix + "warm", "t0", "", Duration.ofSeconds(5));
+
+        long before = roundTrips();
+        store.claim(prefix + "fresh", "t1", "", Duration.ofSeconds(5));
+        store.complete(prefix + "fresh", "t1", "", Duration.ofSeconds(60));
+        long fresh = roundTrips() - before;
+        before = roundTrips();
+        assertEquals(ClaimResult.done(""), store.claim(prefix + "fresh", "t2", "", Duration.ofSeconds(5)));
+        long duplicate = roundTrips() - before;
+
+        assertEquals(2, fresh, "commands for claim + complete of a fresh message");
+        assertEquals(1, duplicate, "commands for a duplicate");
+    }
+
+    @Test
+    void aValueOnceOnlyDidNotWriteIsAStoreErrorNotAGuess() {
+        admin.set(prefix + "foreign", "something else");
+        ClaimStoreException e = assertThrows(ClaimStoreException.class,
+                () -> store.claim(prefix + "foreign", "t1", "fp", Duration.ofSeconds(5)));
+        assertEquals("claim", e.operation());
+    }
+
+    @Test
+    void unreachableRedisSurfacesAsClaimStoreException() {
+        RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:1"), "",
+                false, null, "secret-password", 0, Duration.ofMillis(200), Duration.ofMillis(200), 2);
+        try (RedisClaimStore down = new RedisClaimStore(RedisClaimStore.client(settings))) {
+            ClaimStoreException e = assertThrows(ClaimStoreException.class,
+                    () -> down.claim(prefix + "x", "t1", "fp", Duration.ofSeconds(5)));
+            assertEquals("redis", e.store());
+            assertEquals(false, e.getMessage().contains("secret-password"), "no secret in the message");
+            assertEquals(false, down.ping());
+        }
+        assertEquals(false, settings.toString().contains("secret-password"));
+    }
+
+    /**
+     * Commands clients sent that the store can send (commands run inside a script are counted by
+     * Redis under their own names, so they are left out). No other client runs in this window.
+     */
+    private long roundTrips() {
+        String info = admin.info("commandstats");
+        long sum = 0;
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_script")) {
+                Map<String, String> fields = new java.util.HashMap<>();
+                for (String kv : line.substring(line.indexOf(':') + 1).split(",")) {
+                    String[] p = kv.split("=");
+                    fields.put(p[0], p[1]);
+                }
+                sum += Long.parseLong(fields.get("calls"));
+            }
+        }
+        return sum;
+    }
+}
