@@ -3,6 +3,7 @@ package dev.onceonly.redis;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
+import dev.onceonly.testing.PrivateRedis;
 import dev.onceonly.testing.TestRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,19 +45,29 @@ class RedisClaimStoreBehaviourTest {
         assertEquals(HolderResult.APPLIED, store.complete(prefix + "b", "t1", "fp", Duration.ofSeconds(5)));
     }
 
-    /** One command per primitive: a fresh message costs claim + complete = 2, a duplicate costs 1. */
+    /**
+     * One command per primitive: a fresh message costs claim + complete = 2, a duplicate costs 1.
+     * Counted on a Redis of the test's own, so no other client's commands can be counted.
+     */
     @Test
-    void freshMessageCostsTwoCommandsAndADuplicateOne() {
+    void freshMessageCostsTwoCommandsAndADuplicateOne() throws Exception {
+        try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
+             RedisClaimStore ownStore = new RedisClaimStore(own.client())) {
+            countRoundTrips(ownAdmin, ownStore);
+        }
+    }
+
+    private void countRoundTrips(RedisClient admin, RedisClaimStore store) {
         store.claim(prefix + "warm", "t0", "", Duration.ofSeconds(5)); // scripts cached
         store.complete(prefix + "warm", "t0", "", Duration.ofSeconds(5));
 
-        long before = roundTrips();
+        long before = roundTrips(admin);
         store.claim(prefix + "fresh", "t1", "", Duration.ofSeconds(5));
         store.complete(prefix + "fresh", "t1", "", Duration.ofSeconds(60));
-        long fresh = roundTrips() - before;
-        before = roundTrips();
+        long fresh = roundTrips(admin) - before;
+        before = roundTrips(admin);
         assertEquals(ClaimResult.done(""), store.claim(prefix + "fresh", "t2", "", Duration.ofSeconds(5)));
-        long duplicate = roundTrips() - before;
+        long duplicate = roundTrips(admin) - before;
 
         assertEquals(2, fresh, "commands for claim + complete of a fresh message");
         assertEquals(1, duplicate, "commands for a duplicate");
@@ -86,9 +97,9 @@ class RedisClaimStoreBehaviourTest {
 
     /**
      * Commands clients sent that the store can send (commands run inside a script are counted by
-     * Redis under their own names, so they are left out). No other client runs in this window.
+     * Redis under their own names, so they are left out).
      */
-    private long roundTrips() {
+    private static long roundTrips(RedisClient admin) {
         String info = admin.info("commandstats");
         long sum = 0;
         for (String line : info.split("\r?\n")) {

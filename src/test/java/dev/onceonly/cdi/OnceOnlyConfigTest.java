@@ -1,0 +1,159 @@
+package dev.onceonly.cdi;
+
+import dev.onceonly.api.IdempotencyKey;
+import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.redis.RedisSettings;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import org.jboss.weld.environment.se.Weld;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Resolution order and startup validation of MicroProfile Config properties. */
+class OnceOnlyConfigTest {
+
+    static class Consumers {
+        @IdempotentMessage(consumer = "payments", lease = "10s", retention = "2h")
+        public void annotated(String body) {
+        }
+
+        @IdempotentMessage
+        public void plain(String body) {
+        }
+
+        @IdempotentMessage(consumer = "keyed")
+        public void keyed(String body, @IdempotencyKey String id) {
+        }
+    }
+
+    private final KeyDeriver keys = new KeyDeriver("oo:");
+
+    private static OnceOnlyConfig config(Map<String, String> props) {
+        return new OnceOnlyConfig(new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(props, "test", 500)).build());
+    }
+
+    private ConsumerSettings consumer(Map<String, String> props, String method) throws NoSuchMethodException {
+        Method m = java.util.Arrays.stream(Consumers.class.getMethods()).filter(x -> x.getName().equals(method)).findFirst()
+                .orElseThrow(NoSuchMethodException::new);
+        return config(props).consumer(m, m.getAnnotation(IdempotentMessage.class), keys);
+    }
+
+    @Test
+    void consumerPropertyBeatsGlobalBeatsAnnotationBeatsDefault() throws Exception {
+        ConsumerSettings annotated = consumer(Map.of(), "annotated");
+        assertEquals(Duration.ofSeconds(10), annotated.lease());
+        assertEquals(Duration.ofHours(2), annotated.retention());
+
+        ConsumerSettings global = consumer(Map.of("onceonly.lease", "20s"), "annotated");
+        assertEquals(Duration.ofSeconds(20), global.lease());
+
+        ConsumerSettings specific = consumer(Map.of("onceonly.lease", "20s", "onceonly.consumers.payments.lease", "45s"), "annotated");
+        assertEquals(Duration.ofSeconds(45), specific.lease());
+
+        ConsumerSettings defaults = consumer(Map.of(), "plain");
+        assertEquals("Consumers.plain", defaults.consumer());
+        assertEquals(ConsumerSettings.DEFAULT_LEASE, defaults.lease());
+        assertEquals(KeyStrategy.CONTENT, defaults.keyStrategy());
+        assertEquals(StoreFailurePolicy.REJECT, defaults.storeFailure());
+    }
+
+    @Test
+    void idempotencyKeyParameterSelectsTheParameterStrategy() throws Exception {
+        assertEquals(KeyStrategy.PARAMETER, consumer(Map.of(), "keyed").keyStrategy());
+        InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.payments.key-strategy", "parameter"), "annotated"));
+        assertEquals("onceonly.consumers.payments.key-strategy", e.property());
+    }
+
+    @Test
+    void invalidValuesNameThePropertyAndWhatIsAccepted() {
+        InvalidConfigurationException lease = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.payments.lease", "soon"), "annotated"));
+        assertEquals("onceonly.consumers.payments.lease", lease.property());
+        assertTrue(lease.getMessage().contains("'soon'") && lease.getMessage().contains("30s"), lease.getMessage());
+
+        InvalidConfigurationException strategy = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.key-strategy", "hash"), "plain"));
+        assertEquals("onceonly.key-strategy", strategy.property());
+        assertTrue(strategy.getMessage().contains("message-id"), strategy.getMessage());
+
+        InvalidConfigurationException header = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.key-strategy", "header"), "plain"));
+        assertEquals("onceonly.consumers.Consumers.plain.key-header", header.property());
+
+        InvalidConfigurationException pointer = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.key-strategy", "json-pointer", "onceonly.key-pointer", "orderId"), "plain"));
+        assertEquals("onceonly.key-pointer", pointer.property());
+
+        InvalidConfigurationException ledgerOnly = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.store-failure", "ledger-only"), "plain"));
+        assertEquals("onceonly.store-failure", ledgerOnly.property());
+
+        InvalidConfigurationException retention = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.retention", "5s"), "annotated"));
+        assertTrue(retention.getMessage().contains("not shorter than the lease"), retention.getMessage());
+
+        InvalidConfigurationException store = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.store", "mongo")).global());
+        assertEquals("onceonly.store", store.property());
+        assertTrue(store.getMessage().contains("redis, memory"), store.getMessage());
+    }
+
+    @Test
+    void redisUrlCarriesTlsCredentialsAndDatabaseButErrorsNeverShowThePassword() {
+        RedisSettings r = config(Map.of("onceonly.redis.url", "rediss://app:s3cr%40t@cache.example:6380/2")).global().redis();
+        assertTrue(r.tls());
+        assertEquals("app", r.user());
+        assertEquals("s3cr@t", r.password());
+        assertEquals(2, r.database());
+        assertEquals(java.util.List.of("cache.example:6380"), r.nodes());
+        assertFalse(r.toString().contains("s3cr"), r.toString());
+
+        InvalidConfigurationException bad = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.redis.url", "http://app:hunter2@cache:6379")).global());
+        assertEquals("onceonly.redis.url", bad.property());
+        assertFalse(bad.getMessage().contains("hunter2"), bad.getMessage());
+
+        InvalidConfigurationException sentinel = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.redis.mode", "sentinel")).global());
+        assertEquals("onceonly.redis.sentinel-master", sentinel.property());
+    }
+
+    /** A misconfiguration stops the CDI container from starting, with the property in the message. */
+    @Test
+    void misconfigurationFailsDeployment() {
+        System.setProperty("onceonly.store", "mongo");
+        try {
+            Weld weld = new Weld().disableDiscovery()
+                    .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class)
+                    .addExtension(new OnceOnlyExtension());
+            RuntimeException e = assertThrows(RuntimeException.class, () -> weld.initialize().close());
+            String all = describe(e);
+            assertTrue(all.contains("onceonly.store") && all.contains("mongo"), all);
+        } finally {
+            System.clearProperty("onceonly.store");
+        }
+    }
+
+    private static String describe(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            sb.append(c).append('\n');
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,205 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.redis.RedisSettings;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.testing.MutableClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The guard flow on the in-memory store, with a clock the test moves. */
+class GuardEngineTest {
+
+    private final MutableClock clock = new MutableClock();
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
+    private InMemoryClaimStore store = new InMemoryClaimStore(10_000, clock);
+    private GuardEngine engine = engineOn(store);
+    private final ConsumerSettings settings = ConsumerSettings.defaults("orders", KeyStrategy.CONTENT);
+    private final AtomicInteger runs = new AtomicInteger();
+
+    private GuardEngine engineOn(dev.onceonly.spi.ClaimStore s) {
+        return new GuardEngine(s, TransactionRunner.NONE, null, scheduler, events::add, new KeyDeriver("oo:"));
+    }
+
+    @AfterEach
+    void stop() {
+        scheduler.shutdownNow();
+    }
+
+    private static MessageView message(String body) {
+        return MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private String handle(ConsumerSettings s, MessageView m) throws Exception {
+        return engine.guard(s, m, null, () -> "ran-" + runs.incrementAndGet());
+    }
+
+    private List<Outcome> outcomes() {
+        return events.stream().map(GuardEvent::outcome).toList();
+    }
+
+    @Test
+    void secondDeliveryIsADuplicateAndTheHandlerRunsOnce() throws Exception {
+        assertEquals("ran-1", handle(settings, message("{\"orderId\":1}")));
+        assertNull(handle(settings, message("{\"orderId\":1}")));
+        assertEquals(1, runs.get());
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE), outcomes());
+        assertEquals(Layer.CLAIM_STORE, events.get(1).layer());
+        assertEquals(events.get(0).keyDigest(), events.get(1).keyDigest());
+    }
+
+    @Test
+    void failingHandlerReleasesTheClaimSoTheRedeliveryRuns() throws Exception {
+        IllegalStateException boom = new IllegalStateException("boom");
+        IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                () -> engine.guard(settings, message("m"), null, () -> {
+                    throw boom;
+                }));
+        assertSame(boom, thrown, "the handler's own exception reaches the caller");
+        assertEquals("ran-1", handle(settings, message("m")));
+        assertEquals(List.of(Outcome.FAILED, Outcome.PROCESSED), outcomes());
+    }
+
+    @Test
+    void messageHeldByAnotherHolderIsBusyAndNotRun() throws Exception {
+        MessageKey key = engine.keys().derive(settings, message("m"), null);
+        store.claim(key.storeKey(), "other-instance", key.fingerprint(), Duration.ofSeconds(30));
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(settings, message("m")));
+        assertEquals(Outcome.BUSY, e.outcome());
+        assertEquals("orders", e.consumer());
+        assertEquals(key.digest(), e.keyDigest());
+        assertEquals(0, runs.get());
+    }
+
+    @Test
+    void claimOfACrashedHolderExpiresAfterItsLease() throws Exception {
+        MessageKey key = engine.keys().derive(settings, message("m"), null);
+        store.claim(key.storeKey(), "crashed", key.fingerprint(), settings.lease());
+        assertEquals(Outcome.BUSY, assertThrows(MessageRefusedException.class, () -> handle(settings, message("m"))).outcome());
+        clock.advance(settings.lease().plusSeconds(1));
+        assertEquals("ran-1", handle(settings, message("m")));
+        assertEquals(List.of(Outcome.BUSY, Outcome.PROCESSED), outcomes());
+    }
+
+    @Test
+    void doneKeyIsForgottenAfterRetentionAndRunsAgain() throws Exception {
+        handle(settings, message("m"));
+        clock.advance(settings.retention().minusSeconds(1));
+        assertNull(handle(settings, message("m")), "still retained");
+        clock.advance(Duration.ofSeconds(2));
+        assertEquals("ran-2", handle(settings, message("m")));
+    }
+
+    @Test
+    void sameBusinessKeyWithAnotherBodyIsAConflict() throws Exception {
+        ConsumerSettings byId = settings.withKey(KeyStrategy.JSON_POINTER, "", "/orderId", false);
+        handle(byId, message("{\"orderId\":\"o-1\",\"qty\":1}"));
+        MessageRefusedException e = assertThrows(MessageRefusedException.class,
+                () -> handle(byId, message("{\"orderId\":\"o-1\",\"qty\":5}")));
+        assertEquals(Outcome.CONFLICT, e.outcome());
+        assertEquals(1, runs.get());
+        assertNull(handle(byId, message("{\"orderId\":\"o-1\",\"qty\":1}")), "the same body is still a plain duplicate");
+    }
+
+    @Test
+    void messageWithoutAKeyIsRejectedWithoutTouchingTheStore() {
+        ConsumerSettings byId = settings.withKey(KeyStrategy.MESSAGE_ID, "", "", false);
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(byId, message("m")));
+        assertEquals(Outcome.REJECTED, e.outcome());
+        assertTrue(e.reason().contains("message-id"), e.reason());
+        assertEquals("", e.keyDigest());
+        assertEquals(0, runs.get());
+        assertEquals(0, storeSize());
+    }
+
+    private long storeSize() {
+        try {
+            var f = InMemoryClaimStore.class.getDeclaredField("cache");
+            f.setAccessible(true);
+            return ((com.github.benmanes.caffeine.cache.Cache<?, ?>) f.get(store)).estimatedSize();
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void unreachableStoreUnderRejectPolicyAnswersRetryAndDoesNotRun() throws Exception {
+        RedisSettings down = new RedisSettings(RedisSettings.Mode.STANDALONE, List.of("127.0.0.1:1"), "", false, null, null, 0,
+                Duration.ofMillis(200), Duration.ofMillis(200), 1);
+        try (RedisClaimStore unreachable = RedisClaimStore.connect(down)) {
+            engine = engineOn(unreachable);
+            MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(settings, message("m")));
+            assertEquals(Outcome.RETRY, e.outcome());
+            assertEquals(0, runs.get());
+            assertEquals(Layer.CLAIM_STORE, events.get(0).layer());
+        }
+    }
+
+    @Test
+    void holderWhoseLeaseExpiredMidRunCannotMarkTheNewHoldersClaimDone() throws Exception {
+        MessageKey key = engine.keys().derive(settings, message("m"), null);
+        engine.guard(settings, message("m"), null, () -> {
+            clock.advance(settings.lease().plusSeconds(1)); // the handler overran its lease
+            assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease()).state());
+            return null;
+        });
+        assertEquals(ClaimResult.inProgress(key.fingerprint()), store.claim(key.storeKey(), "third", key.fingerprint(), settings.lease()),
+                "the first holder's completion was fenced off");
+    }
+
+    /** Real time: without renewals a 300 ms lease would expire during a 1.2 s handler and let a duplicate in. */
+    @Test
+    void watchdogRenewsTheLeaseWhileTheHandlerRuns() throws Exception {
+        store = new InMemoryClaimStore(1000, Clock.systemUTC());
+        engine = engineOn(store);
+        ConsumerSettings shortLease = settings.withLease(Duration.ofMillis(300));
+        CountDownLatch started = new CountDownLatch(1);
+        CompletableFuture<Object> slow = CompletableFuture.supplyAsync(() -> {
+            try {
+                return engine.guard(shortLease, message("slow"), null, () -> {
+                    started.countDown();
+                    Thread.sleep(1200);
+                    return "slow-done";
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+        Thread.sleep(700); // past two lease lengths
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(shortLease, message("slow")));
+        assertEquals(Outcome.BUSY, e.outcome());
+        assertEquals("slow-done", slow.get(10, TimeUnit.SECONDS));
+        assertNull(handle(shortLease, message("slow")), "done after the holder finished");
+        assertEquals(0, runs.get());
+    }
+}
