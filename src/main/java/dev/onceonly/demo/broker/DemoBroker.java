@@ -41,6 +41,12 @@ public class DemoBroker {
 
     void start(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) Startup startup) {
         if (enabled && broker == null) {
+            if (DemoBroker.class.getClassLoader().getResource("org/apache/qpid/server/SystemLauncher.class") == null) {
+                // The broker is an optional dependency: a WAR built for deployment does not carry it.
+                throw new IllegalStateException("demo.embedded-broker=true, but Apache Qpid Broker-J is not packaged "
+                        + "with this application; run the demo with `mvn liberty:run`, or set demo.embedded-broker=false "
+                        + "and point the connector at RabbitMQ");
+            }
             broker = EmbeddedBroker.start(port, user, password);
             LOG.info("Embedded AMQP 0-9-1 broker (demo only) listening on 127.0.0.1:" + port);
         }
