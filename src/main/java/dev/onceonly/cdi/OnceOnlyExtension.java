@@ -51,6 +51,17 @@ public class OnceOnlyExtension implements Extension {
         }
     }
 
+    /** Keeps optional integrations out when the API they build on is not deployed. */
+    void vetoUnavailable(@Observes ProcessAnnotatedType<dev.onceonly.observability.TelemetryListeners> pat) {
+        if (!present("io.opentelemetry.api.metrics.Meter")) {
+            pat.veto();
+        }
+    }
+
+    private static boolean present(String className) {
+        return OnceOnlyExtension.class.getClassLoader().getResource(className.replace('.', '/') + ".class") != null;
+    }
+
     void validate(@Observes AfterDeploymentValidation adv) {
         OnceOnlyConfig config = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()));
         try {
@@ -102,6 +113,11 @@ public class OnceOnlyExtension implements Extension {
 
     KeyDeriver keyDeriver() {
         return keyDeriver;
+    }
+
+    /** Names of the consumers found at deployment. */
+    public java.util.List<String> consumerNames() {
+        return methods.values().stream().map(m -> m.settings().consumer()).sorted().toList();
     }
 
     /** Every guarded method found at deployment. */

@@ -23,7 +23,8 @@ import jakarta.inject.Inject;
 import java.time.Clock;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.stream.Collectors;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The running guard of this application: the claim store, the engine and the resolved settings.
@@ -44,6 +45,10 @@ public class OnceOnlyRuntime {
 
     @Inject
     Instance<TransactionRunner> transactionRunners;
+
+    /** Further listeners contributed as beans (metrics). */
+    @Inject
+    Instance<GuardListener> listeners;
 
     /** Liberty's managed scheduler: lease renewals then run with the application's context. */
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
@@ -73,15 +78,20 @@ public class OnceOnlyRuntime {
         }
         TransactionRunner tx = transactionRunners.isResolvable() ? transactionRunners.get() : TransactionRunner.NONE;
         Ledger ledger = ledgers.isResolvable() ? ledgers.get() : null;
-        GuardListener listener = events::fire;
-        engine = new GuardEngine(store, tx, ledger, scheduler, listener, extension.keyDeriver());
+        List<GuardListener> all = new ArrayList<>();
+        all.add(events::fire);
+        listeners.forEach(l -> {
+            if (l != GuardListener.NONE) {
+                all.add(l);
+            }
+        });
+        engine = new GuardEngine(store, tx, ledger, scheduler, GuardListener.all(all), extension.keyDeriver());
         extension.methods().values().forEach(m -> {
             var s = m.settings();
             LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),
                     s.storeFailure(), s.ledger());
         });
-        LogId.ONCE0001I.log(store.name(), extension.methods().values().stream()
-                .map(m -> m.settings().consumer()).sorted().collect(Collectors.joining(",", "[", "]")));
+        LogId.ONCE0001I.log(store.name(), extension.consumerNames());
         if (!enabled) {
             LogId.ONCE0005W.log();
         }

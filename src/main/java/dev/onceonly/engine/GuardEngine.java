@@ -83,6 +83,7 @@ public final class GuardEngine {
         try {
             claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
         } catch (ClaimStoreException e) {
+            listener.onStoreError(settings.consumer(), "claim");
             if (settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger()) {
                 LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.REJECT, Outcome.RETRY);
                 throw refuse(settings, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(), "claim store unavailable", start, e);
@@ -117,6 +118,7 @@ public final class GuardEngine {
                     long l0 = System.nanoTime();
                     LedgerDecision decision = ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
                     inv.guardNanos += System.nanoTime() - l0;
+                    listener.onLedgerDecision(settings.consumer(), decision);
                     if (decision != LedgerDecision.INSERTED) {
                         inv.ledgerDecision = decision;
                         // Leaves the transaction by exception so that it rolls back; caught below.
@@ -191,12 +193,16 @@ public final class GuardEngine {
 
         private void renew() {
             try {
-                if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.NOT_HOLDER) {
+                if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+                    listener.onLeaseRenewed(settings.consumer());
+                } else {
                     leaseLost = true;
+                    listener.onLeaseLost(settings.consumer());
                     LogId.ONCE0201W.log(settings.consumer(), key.digest(), elapsedMillis(), Durations.format(settings.lease()));
                     watchdog.cancel(false);
                 }
             } catch (ClaimStoreException e) {
+                listener.onStoreError(settings.consumer(), "extend");
                 LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), settings.lease().toMillis() / 3);
             }
         }
@@ -248,9 +254,11 @@ public final class GuardEngine {
                         ? store.complete(key.storeKey(), token, key.fingerprint(), settings.retention())
                         : store.release(key.storeKey(), token);
                 if (r == HolderResult.NOT_HOLDER && !leaseLost) {
+                    listener.onLeaseLost(settings.consumer());
                     LogId.ONCE0103W.log(settings.consumer(), key.digest(), operation, elapsedMillis(), Durations.format(settings.lease()));
                 }
             } catch (ClaimStoreException e) {
+                listener.onStoreError(settings.consumer(), operation);
                 LogId.ONCE0102W.log(store.name(), operation, settings.consumer(), key.digest(), e.getCause(),
                         Durations.format(settings.lease()));
             }

@@ -1,12 +1,76 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.api.GuardEvent;
+import dev.onceonly.spi.Ledger.LedgerDecision;
 
-/** Told the final outcome of every guarded message (metrics, CDI events, tests). Must be fast and must not throw. */
-@FunctionalInterface
+/**
+ * Told what the guard does (metrics, CDI events, tests). Called on the guard's own threads, on the
+ * hot path: implementations must be fast, must not block and must not throw.
+ */
 public interface GuardListener {
 
+    /** The final outcome of one message. */
     void onOutcome(GuardEvent event);
 
+    /** The lease watchdog renewed a claim. */
+    default void onLeaseRenewed(String consumer) {
+    }
+
+    /** A holder found its claim gone or taken over: the lease expired while the handler ran. */
+    default void onLeaseLost(String consumer) {
+    }
+
+    /** The claim store failed during {@code operation} ({@code claim}, {@code complete}, {@code release}, {@code extend}). */
+    default void onStoreError(String consumer, String operation) {
+    }
+
+    /** The ledger answered an insert. */
+    default void onLedgerDecision(String consumer, LedgerDecision decision) {
+    }
+
     GuardListener NONE = event -> { };
+
+    /** One listener telling several, in order. */
+    static GuardListener all(java.util.List<GuardListener> listeners) {
+        if (listeners.size() == 1) {
+            return listeners.get(0);
+        }
+        GuardListener[] ls = listeners.toArray(GuardListener[]::new);
+        return new GuardListener() {
+            @Override
+            public void onOutcome(GuardEvent event) {
+                for (GuardListener l : ls) {
+                    l.onOutcome(event);
+                }
+            }
+
+            @Override
+            public void onLeaseRenewed(String consumer) {
+                for (GuardListener l : ls) {
+                    l.onLeaseRenewed(consumer);
+                }
+            }
+
+            @Override
+            public void onLeaseLost(String consumer) {
+                for (GuardListener l : ls) {
+                    l.onLeaseLost(consumer);
+                }
+            }
+
+            @Override
+            public void onStoreError(String consumer, String operation) {
+                for (GuardListener l : ls) {
+                    l.onStoreError(consumer, operation);
+                }
+            }
+
+            @Override
+            public void onLedgerDecision(String consumer, LedgerDecision decision) {
+                for (GuardListener l : ls) {
+                    l.onLedgerDecision(consumer, decision);
+                }
+            }
+        };
+    }
 }

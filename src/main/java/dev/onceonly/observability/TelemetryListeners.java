@@ -1,0 +1,29 @@
+package dev.onceonly.observability;
+
+import dev.onceonly.cdi.OnceOnlyExtension;
+import dev.onceonly.engine.GuardListener;
+import io.opentelemetry.api.metrics.Meter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.Produces;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * Contributes the OpenTelemetry metrics listener when MicroProfile Telemetry is present. Vetoed by
+ * {@link OnceOnlyExtension} when the OpenTelemetry API is not on the class path, so applications
+ * without the feature never load it. {@code onceonly.metrics.enabled=false} switches it off: the
+ * guard then pays nothing for metrics.
+ */
+@ApplicationScoped
+public class TelemetryListeners {
+
+    /** Dependent (no client proxy), so a disabled listener really is {@link GuardListener#NONE} and is left out. */
+    @Produces
+    GuardListener metrics(Instance<Meter> meter, OnceOnlyExtension extension,
+                          @ConfigProperty(name = "onceonly.metrics.enabled", defaultValue = "true") boolean enabled) {
+        if (!enabled || !meter.isResolvable()) {
+            return GuardListener.NONE;
+        }
+        return new GuardMetrics(meter.get(), extension.consumerNames());
+    }
+}
