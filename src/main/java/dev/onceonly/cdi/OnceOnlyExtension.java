@@ -51,9 +51,15 @@ public class OnceOnlyExtension implements Extension {
         }
     }
 
-    /** Keeps optional integrations out when the API they build on is not deployed. */
-    void vetoUnavailable(@Observes ProcessAnnotatedType<dev.onceonly.observability.TelemetryListeners> pat) {
-        if (!present("io.opentelemetry.api.metrics.Meter")) {
+    /** Optional integrations, and the API each needs: MicroProfile Telemetry, MicroProfile Health. */
+    private static final Map<String, String> OPTIONAL = Map.of(
+            "dev.onceonly.observability.TelemetryListeners", "io.opentelemetry.api.metrics.Meter",
+            "dev.onceonly.observability.OnceOnlyHealth", "org.eclipse.microprofile.health.HealthCheck");
+
+    /** Keeps optional integrations out when the server feature they build on is not enabled. */
+    void vetoUnavailable(@Observes ProcessAnnotatedType<?> pat) {
+        String needs = OPTIONAL.get(pat.getAnnotatedType().getJavaClass().getName());
+        if (needs != null && !present(needs)) {
             pat.veto();
         }
     }

@@ -8,6 +8,7 @@ import dev.onceonly.engine.LogId;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.HealthProbe;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
 import jakarta.annotation.PostConstruct;
@@ -18,6 +19,7 @@ import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Startup;
 import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 
 import java.time.Clock;
@@ -25,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The running guard of this application: the claim store, the engine and the resolved settings.
@@ -121,5 +124,24 @@ public class OnceOnlyRuntime {
     /** The claim store in use (health checks, diagnostics). */
     public ClaimStore store() {
         return store;
+    }
+
+    /** Readiness of the claim store: Redis must answer a PING; the in-memory store always can. */
+    @Produces
+    HealthProbe storeProbe() {
+        return new HealthProbe() {
+            @Override
+            public String name() {
+                return "claim-store:" + store.name();
+            }
+
+            @Override
+            public Optional<String> problem() {
+                if (store instanceof RedisClaimStore redis && !redis.ping()) {
+                    return Optional.of("Redis does not answer PING");
+                }
+                return Optional.empty();
+            }
+        };
     }
 }

@@ -1,0 +1,20 @@
+package dev.onceonly.spi;
+
+import java.util.Optional;
+
+/**
+ * One part OnceOnly depends on (the claim store, the ledger's datasource, a broker connection),
+ * reported by OnceOnly's readiness check. CDI beans of this type are picked up automatically.
+ */
+public interface HealthProbe {
+
+    /** Short name of the part, e.g. {@code redis}, {@code ledger-datasource}, {@code rabbitmq:orders}. */
+    String name();
+
+    /**
+     * Checks the part now, quickly (bounded by the part's own timeouts).
+     *
+     * @return empty when usable, else why not; never a secret
+     */
+    Optional<String> problem();
+}
