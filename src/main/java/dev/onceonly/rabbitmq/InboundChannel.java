@@ -299,7 +299,10 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             Delivery d = new Delivery(getChannel(), metadata, generation);
             unsettled.add(d);
             if (stopping) {
-                requeue(d);
+                // It waited in amqp-client's dispatch queue while the consumer was being cancelled.
+                if (requeue(d)) {
+                    requeuedAtStop.incrementAndGet();
+                }
                 return;
             }
             buffered.offer(new IncomingRabbitMessage<>(settings.payloadType().of(body), d, InboundChannel.this));
