@@ -88,11 +88,6 @@ final class ConfirmingPublisher {
         return confirmed;
     }
 
-    /** Publishes awaiting their confirm. */
-    int outstanding() {
-        return pending.size();
-    }
-
     void close() {
         try {
             if (channel.isOpen()) {
@@ -141,14 +136,10 @@ final class ConfirmingPublisher {
         }
     }
 
-    static AMQP.BasicProperties withHeader(AMQP.BasicProperties props, String name, Object value) {
-        return withHeaders(props, Map.of(name, value));
-    }
-
-    /** A copy of {@code props} with {@code extra} added to (or replacing entries of) its headers. */
-    static AMQP.BasicProperties withHeaders(AMQP.BasicProperties props, Map<String, Object> extra) {
+    /** A copy of {@code props} with one header added. */
+    private static AMQP.BasicProperties withHeader(AMQP.BasicProperties props, String name, Object value) {
         Map<String, Object> headers = props.getHeaders() == null ? new HashMap<>() : new HashMap<>(props.getHeaders());
-        headers.putAll(extra);
+        headers.put(name, value);
         return props.builder().headers(headers).build();
     }
 }

@@ -31,7 +31,7 @@ final class Delivery {
     final Channel channel;
     final long deliveryTag;
     final IncomingRabbitMetadata metadata;
-    /** The consumer's connection generation at delivery; see {@link #isStale()}. */
+    /** Generation of the consumer's AMQP channel at delivery; see {@link #isStale()}. */
     private final ChannelGeneration generation;
     private final long receivedIn;
     private final AtomicBoolean decided = new AtomicBoolean();
