@@ -29,7 +29,7 @@ public enum LogId {
     ONCE0301W(Level.WARNING, "CONFLICT for consumer '%s' (key %s, found by %s): this key was processed before with a different body"),
     ONCE0302W(Level.WARNING, "REJECTED for consumer '%s': %s"),
     ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry"),
-    ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, concurrency %d, max-attempts %d, "
+    ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, max-attempts %d, "
             + "retry-delay %s, dead-letter exchange '%s'"),
     ONCE0502W(Level.WARNING, "RabbitMQ channel '%s' cannot connect to %s or set up its topology (%s); retrying in %s"),
     ONCE0503W(Level.WARNING, "RabbitMQ connection '%s' to %s lost (%s); recovering. Unacked deliveries go back to the queue"),

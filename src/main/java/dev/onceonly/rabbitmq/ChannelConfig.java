@@ -36,7 +36,10 @@ final class ChannelConfig {
     private static final List<String> EXCHANGE_TYPES = List.of("direct", "fanout", "topic", "headers");
 
     private final Config config;
+    /** The channel as Reactive Messaging names it: {@code orders}, or {@code orders$2} for a concurrency copy. */
     private final String channel;
+    /** The channel as configured and as {@code @Incoming} names it. */
+    private final String configuredChannel;
     private final Direction direction;
 
     ChannelConfig(Config config, Direction direction) {
@@ -44,10 +47,13 @@ final class ChannelConfig {
         this.direction = direction;
         this.channel = config.getOptionalValue("channel-name", String.class)
                 .orElseThrow(() -> new IllegalStateException("Reactive Messaging passed no channel-name"));
+        // Reactive Messaging's own "concurrency" attribute makes copies named <channel>$<n>.
+        int copy = channel.indexOf('$');
+        this.configuredChannel = copy < 0 ? channel : channel.substring(0, copy);
     }
 
     IncomingSettings incoming() {
-        String queue = name("queue.name", channel);
+        String queue = name("queue.name", configuredChannel);
         QueueType queueType = QueueType.valueOf(choice("queue.type", "classic", "classic", "quorum").toUpperCase(Locale.ROOT));
         String exchange = optionalName("exchange.name", "");
         String exchangeType = choice("exchange.type", "topic", EXCHANGE_TYPES.toArray(String[]::new));
@@ -58,7 +64,6 @@ final class ChannelConfig {
             throw invalid("routing-keys", String.join(",", routingKeys), "a comma-separated list of binding keys, each at most 255 characters");
         }
         int prefetch = intValue("prefetch", 16, 1, 65_535);
-        int concurrency = intValue("concurrency", 1, 1, 64);
         String dlx = name("dead-letter.exchange", queue + ".dlx");
         String dlxType = choice("dead-letter.exchange.type", "fanout", EXCHANGE_TYPES.toArray(String[]::new));
         String dlq = name("dead-letter.queue", queue + ".dlq");
@@ -69,14 +74,14 @@ final class ChannelConfig {
         Duration confirmTimeout = duration("confirm-timeout", Duration.ofSeconds(10));
         PayloadType payload = PayloadType.valueOf(choice("payload-type", "string", "string", "bytes").toUpperCase(Locale.ROOT));
         return new IncomingSettings(channel, connection(), queue, queueType, exchange, exchangeType, routingKeys,
-                prefetch, concurrency, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
+                prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
                 confirmTimeout, bool("declare", true), payload);
     }
 
     OutgoingSettings outgoing() {
         String exchange = optionalName("exchange.name", "");
         String exchangeType = choice("exchange.type", "topic", EXCHANGE_TYPES.toArray(String[]::new));
-        String routingKey = string("routing-key").orElse(channel);
+        String routingKey = string("routing-key").orElse(configuredChannel);
         if (routingKey.length() > 255) {
             throw invalid("routing-key", routingKey, "at most 255 characters");
         }
@@ -99,7 +104,7 @@ final class ChannelConfig {
     }
 
     private InvalidConfigurationException invalid(String key, String value, String expected) {
-        return new InvalidConfigurationException(direction.prefix(channel) + key, value, expected);
+        return new InvalidConfigurationException(direction.prefix(configuredChannel) + key, value, expected);
     }
 
     private Optional<String> string(String key) {

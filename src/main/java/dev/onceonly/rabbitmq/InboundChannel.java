@@ -19,10 +19,8 @@ import org.reactivestreams.Subscription;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
@@ -42,7 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * turns the application's ack or nack into the broker action of DESIGN.md.
  *
  * <h2>Flow</h2>
- * Deliveries are buffered (at most prefetch × concurrency, the broker sends no more) and handed
+ * Deliveries are buffered (at most prefetch: the broker sends no more) and handed
  * downstream only on demand. They are emitted on the thread that delivered them or that signalled
  * demand, one at a time, with {@link CurrentMessage} set: a synchronous consumer method runs inside
  * that emission, so the guard sees the real exchange and routing key even when the method takes
@@ -79,7 +77,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private final Set<Delivery> unsettled = ConcurrentHashMap.newKeySet();
     private final AtomicLong requested = new AtomicLong();
     private final AtomicInteger emitting = new AtomicInteger();
-    private final List<QueueConsumer> consumers = new ArrayList<>();
+    private QueueConsumer consumer;
     private volatile Subscriber<? super Message<?>> subscriber;
     private final AtomicInteger requeuedAtStop = new AtomicInteger();
     private volatile int inFlightAtStop;
@@ -186,19 +184,17 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         publishConnection = Connections.open(c, "onceonly:" + name() + ":publish", resources);
         publisher = new ConfirmingPublisher(publishConnection, resources.executor(), resources.scheduler(),
                 settings.confirmTimeout());
-        consumers.clear();
-        for (int i = 0; i < settings.concurrency(); i++) {
-            Channel ch = consumeConnection.createChannel();
-            if (i == 0 && settings.declare()) {
-                declareTopology(ch);
-            }
-            ch.basicQos(settings.prefetch());
-            QueueConsumer consumer = new QueueConsumer(ch);
-            ch.basicConsume(settings.queue(), false, "onceonly:" + name() + ":" + i, consumer);
-            consumers.add(consumer);
+        // One AMQP channel, hence one delivery at a time: parallelism comes from Reactive Messaging's
+        // "concurrency" attribute, which makes copies of the channel (and so of this object).
+        Channel ch = consumeConnection.createChannel();
+        if (settings.declare()) {
+            declareTopology(ch);
         }
-        LogId.ONCE0501I.log(name(), settings.queue(), c.describe(), settings.prefetch(), settings.concurrency(),
-                settings.maxAttempts(), Durations.format(settings.retryDelay()), settings.deadLetterExchange());
+        ch.basicQos(settings.prefetch());
+        consumer = new QueueConsumer(ch);
+        ch.basicConsume(settings.queue(), false, "onceonly:" + name(), consumer);
+        LogId.ONCE0501I.log(name(), settings.queue(), c.describe(), settings.prefetch(), settings.maxAttempts(),
+                Durations.format(settings.retryDelay()), settings.deadLetterExchange());
     }
 
     private void declareTopology(Channel ch) throws IOException {
@@ -225,14 +221,13 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 return;
             }
             stopping = true;
-            for (QueueConsumer c : consumers) {
-                try {
-                    if (c.getConsumerTag() != null && c.getChannel().isOpen()) {
-                        c.getChannel().basicCancel(c.getConsumerTag());
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // The channel is closing anyway; its unacked deliveries go back to the queue.
+            QueueConsumer c = consumer;
+            try {
+                if (c != null && c.getConsumerTag() != null && c.getChannel().isOpen()) {
+                    c.getChannel().basicCancel(c.getConsumerTag());
                 }
+            } catch (IOException | RuntimeException e) {
+                // The channel is closing anyway; its unacked deliveries go back to the queue.
             }
         }
         buffered.clear();
@@ -276,7 +271,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     // ---------------------------------------------------------------- deliveries
 
-    /** Consumes one AMQP channel. */
+    /** Consumes the queue on one AMQP channel. */
     private final class QueueConsumer extends DefaultConsumer {
         private final Delivery.ChannelGeneration generation = new Delivery.ChannelGeneration();
 
@@ -488,7 +483,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     }
 
     /** Short SHA-256 of a body: identifies a message in logs without revealing it. */
-    static String bodyHash(byte[] body) {
+    private static String bodyHash(byte[] body) {
         try {
             byte[] sha = MessageDigest.getInstance("SHA-256").digest(body);
             return HexFormat.of().formatHex(sha, 0, 8);

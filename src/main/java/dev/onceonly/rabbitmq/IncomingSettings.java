@@ -9,8 +9,8 @@ import java.util.List;
  *
  * @param exchange           exchange the queue is bound to when declaring topology; empty: none
  * @param routingKeys        binding keys of the queue on {@code exchange}
- * @param prefetch           unacknowledged deliveries per AMQP channel, delayed retries included
- * @param concurrency        AMQP channels (consumers) on the queue
+ * @param channel            Reactive Messaging's name of the channel ({@code orders$2} for a concurrency copy)
+ * @param prefetch           unacknowledged deliveries, delayed retries included
  * @param deadLetterRoutingKey routing key dead-lettered messages are published with
  * @param maxAttempts        deliveries of a failing message before it is dead-lettered
  * @param retryDelay         how long a BUSY, RETRY or FAILED delivery is held before it goes back
@@ -19,7 +19,7 @@ import java.util.List;
  * @param declare            whether the connector declares exchanges, queues and bindings
  */
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
-                        String exchange, String exchangeType, List<String> routingKeys, int prefetch, int concurrency,
+                        String exchange, String exchangeType, List<String> routingKeys, int prefetch,
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
                         String deadLetterRoutingKey, int maxAttempts, Duration retryDelay, Duration drainTimeout,
                         Duration confirmTimeout, boolean declare, PayloadType payloadType) {

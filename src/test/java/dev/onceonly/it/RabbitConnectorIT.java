@@ -191,7 +191,8 @@ class RabbitConnectorIT {
     void connectionClosedByTheBrokerMidStreamLosesNothingAndProcessesNothingTwice() throws Exception {
         String run = "drop-" + UUID.randomUUID() + "-";
         int count = 400;
-        String connection = "onceonly:it-steady:consume";
+        // it-steady has concurrency 2: close the connection of one copy while the other goes on.
+        String connection = "onceonly:it-steady$1:consume";
         String pidBefore = TestRabbit.connectionPid(connection);
         assertNotNull(pidBefore);
         for (int i = 0; i < count; i++) {
@@ -209,7 +210,7 @@ class RabbitConnectorIT {
         await("the queue to be empty", LIMIT, () -> TestRabbit.total(NAMES + ".steady"), n -> n == 0);
         String pidAfter = await("the recovered connection", LIMIT, () -> TestRabbit.connectionPid(connection), p -> p != null);
         assertNotEquals(pidBefore, pidAfter, "a new connection replaced the closed one");
-        assertEquals(1, rabbit.consumers(NAMES + ".steady"));
+        assertEquals(2, rabbit.consumers(NAMES + ".steady"), "both copies (concurrency 2) consume again");
     }
 
     static int consumersOf(String queue) {

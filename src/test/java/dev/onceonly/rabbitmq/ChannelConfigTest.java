@@ -20,8 +20,16 @@ class ChannelConfigTest {
 
     /** A channel-scoped config as Reactive Messaging hands it to a connector. */
     private static ChannelConfig channel(ChannelConfig.Direction direction, String... keyValues) {
+        return config("orders", direction, keyValues);
+    }
+
+    private static ChannelConfig channelNamed(String name, String... keyValues) {
+        return config(name, ChannelConfig.Direction.INCOMING, keyValues);
+    }
+
+    private static ChannelConfig config(String name, ChannelConfig.Direction direction, String... keyValues) {
         Map<String, String> props = new HashMap<>();
-        props.put("channel-name", "orders");
+        props.put("channel-name", name);
         for (int i = 0; i < keyValues.length; i += 2) {
             props.put(keyValues[i], keyValues[i + 1]);
         }
@@ -37,7 +45,6 @@ class ChannelConfigTest {
         assertEquals("", s.exchange());
         assertEquals(List.of("#"), s.routingKeys());
         assertEquals(16, s.prefetch());
-        assertEquals(1, s.concurrency());
         assertEquals("orders.dlx", s.deadLetterExchange());
         assertEquals("fanout", s.deadLetterExchangeType());
         assertEquals("orders.dlq", s.deadLetterQueue());
@@ -54,12 +61,11 @@ class ChannelConfigTest {
     void incomingValues() {
         IncomingSettings s = channel(ChannelConfig.Direction.INCOMING, "queue.name", "q1", "queue.type", "Quorum",
                 "exchange.name", "ex", "exchange.type", "direct", "routing-keys", " a , b.c ", "prefetch", "50",
-                "concurrency", "4", "max-attempts", "7", "retry-delay", "250ms", "payload-type", "bytes",
+                "max-attempts", "7", "retry-delay", "250ms", "payload-type", "bytes",
                 "tls", "true", "host", "mq", "virtual-host", "prod", "username", "app", "password", "s3cret").incoming();
         assertEquals(QueueType.QUORUM, s.queueType());
         assertEquals(List.of("a", "b.c"), s.routingKeys());
         assertEquals(50, s.prefetch());
-        assertEquals(4, s.concurrency());
         assertEquals(7, s.maxAttempts());
         assertEquals(Duration.ofMillis(250), s.retryDelay());
         assertEquals(PayloadType.BYTES, s.payloadType());
@@ -86,6 +92,17 @@ class ChannelConfigTest {
         e = assertThrows(InvalidConfigurationException.class,
                 () -> channel(ChannelConfig.Direction.INCOMING, "port", "70000", "password", "s3cret").incoming());
         assertFalse(e.getMessage().contains("s3cret"));
+    }
+
+    @Test
+    void concurrencyCopiesShareTheQueueAndTheConfiguredNames() {
+        ChannelConfig copy = channelNamed("orders$2", "prefetch", "x");
+        var e = assertThrows(InvalidConfigurationException.class, copy::incoming);
+        assertEquals("mp.messaging.incoming.orders.prefetch", e.property());
+        IncomingSettings s = channelNamed("orders$2").incoming();
+        assertEquals("orders$2", s.channel());
+        assertEquals("orders", s.queue());
+        assertEquals("orders.dlq", s.deadLetterQueue());
     }
 
     @Test
