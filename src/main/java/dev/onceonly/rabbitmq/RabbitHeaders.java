@@ -3,7 +3,8 @@ package dev.onceonly.rabbitmq;
 /**
  * Headers the connector adds to messages it publishes on its own: dead-lettered messages and
  * counted retries. Everything else about a message (body, properties, the application's headers)
- * is published unchanged.
+ * is published unchanged. (A retry copy also carries {@code x-onceonly-publish-seq}, with which the
+ * connector matches a message the broker returns as unroutable to its publish.)
  */
 public final class RabbitHeaders {
 

@@ -143,6 +143,7 @@ class RabbitConnectorIT {
         // No hot loop: the test released the holder right after the third delivery; a requeue
         // without delay would have delivered the copy hundreds of times by then.
         assertTrue(deliveries <= 6, "deliveries of the duplicate: " + deliveries);
+        System.out.printf("BUSY: the duplicate was delivered %d times (%d BUSY, then DUPLICATE)%n", deliveries, busy);
     }
 
     @Test
@@ -211,6 +212,8 @@ class RabbitConnectorIT {
         String pidAfter = await("the recovered connection", LIMIT, () -> TestRabbit.connectionPid(connection), p -> p != null);
         assertNotEquals(pidBefore, pidAfter, "a new connection replaced the closed one");
         assertEquals(2, rabbit.consumers(NAMES + ".steady"), "both copies (concurrency 2) consume again");
+        System.out.printf("Connection drop: closed after %d of %d messages; %d processed, each once; handler runs %d%n",
+                atClose.getInt("keys"), count, done.getInt("keys"), done.getInt("deliveries"));
     }
 
     static int consumersOf(String queue) {
