@@ -28,7 +28,21 @@ public enum LogId {
     ONCE0202W(Level.WARNING, "Lease renewal failed for consumer '%s' (key %s): %s; retrying in %d ms"),
     ONCE0301W(Level.WARNING, "CONFLICT for consumer '%s' (key %s, found by %s): this key was processed before with a different body"),
     ONCE0302W(Level.WARNING, "REJECTED for consumer '%s': %s"),
-    ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry");
+    ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry"),
+    ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, max-attempts %d, "
+            + "retry-delay %s, dead-letter exchange '%s'"),
+    ONCE0502W(Level.WARNING, "RabbitMQ channel '%s' cannot connect to %s or set up its topology (%s); retrying in %s"),
+    ONCE0503W(Level.WARNING, "RabbitMQ connection '%s' to %s lost (%s); recovering. Unacked deliveries go back to the queue"),
+    ONCE0504I(Level.INFO, "RabbitMQ connection '%s' to %s recovered"),
+    ONCE0505W(Level.WARNING, "Dead-lettered a message of channel '%s' (consumer '%s', key %s, body sha256 %s): outcome %s after "
+            + "%d attempt(s), to exchange '%s': %s"),
+    ONCE0506W(Level.WARNING, "Could not %s a message of channel '%s' (body sha256 %s): %s; it is requeued after %s instead"),
+    ONCE0507I(Level.INFO, "RabbitMQ channel '%s' stopped: %d delivery(ies) requeued unprocessed, %d finished while draining, "
+            + "%d requeued at the drain timeout"),
+    ONCE0508I(Level.INFO, "RabbitMQ outgoing channel '%s' publishing to exchange '%s' on %s with publisher confirms"),
+    ONCE0509W(Level.WARNING, "RabbitMQ channel '%s': the broker cancelled consumer '%s' (queue '%s' deleted?); "
+            + "the channel consumes again after the connection recovers"),
+    ONCE0510W(Level.WARNING, "RabbitMQ outgoing channel '%s' stopped with %d publish(es) still unconfirmed after %s");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");
 

@@ -1,0 +1,137 @@
+package dev.onceonly.itapp;
+
+import dev.onceonly.api.Outcome;
+import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.NotFoundException;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Read-outs of the test consumers, and a publisher that goes through the outgoing channel. Answers
+ * 404 when the consumers are off (see {@link ItProfile}).
+ */
+@Path("/it")
+@Produces(MediaType.APPLICATION_JSON)
+public class ItResource {
+
+    @Inject
+    Instance<ItRecorder> recorders;
+
+    @Inject
+    Instance<ItConsumers> consumerBeans;
+
+    @Inject
+    Instance<BusyService> busyServices;
+
+    @Inject
+    Instance<ItPublisher> publishers;
+
+    @GET
+    @Path("/deliveries")
+    public int deliveries(@QueryParam("consumer") String consumer, @QueryParam("key") String key) {
+        return on(recorders).deliveries(consumer, key);
+    }
+
+    @GET
+    @Path("/effects")
+    public int effects(@QueryParam("consumer") String consumer, @QueryParam("key") String key) {
+        return on(recorders).effects(consumer, key);
+    }
+
+    /** Effects of every key starting with {@code prefix}: {keys, total, maxPerKey, deliveries}. */
+    @GET
+    @Path("/summary")
+    public JsonObject summary(@QueryParam("consumer") String consumer, @QueryParam("prefix") String prefix) {
+        ItRecorder recorder = on(recorders);
+        int[] s = recorder.effectSummary(consumer, prefix);
+        return Json.createObjectBuilder().add("keys", s[0]).add("total", s[1]).add("maxPerKey", s[2])
+                .add("deliveries", recorder.deliverySum(consumer, prefix))
+                .add("withoutContext", recorder.withoutContext()).build();
+    }
+
+    @GET
+    @Path("/outcomes/{consumer}")
+    public JsonObject outcomes(@PathParam("consumer") String consumer) {
+        ItRecorder recorder = on(recorders);
+        JsonObjectBuilder b = Json.createObjectBuilder();
+        for (Outcome o : Outcome.values()) {
+            var n = recorder.outcomes(consumer).get(o);
+            b.add(o.name(), n == null ? 0 : n.get());
+        }
+        return b.build();
+    }
+
+    /** Publishes {@code count} messages through the outgoing channel; answers once all are confirmed. */
+    @POST
+    @Path("/publish/{run}/{count}")
+    public JsonObject publish(@PathParam("run") String run, @PathParam("count") int count) throws Exception {
+        return Json.createObjectBuilder().add("confirmed", on(publishers).publish(run, count)).build();
+    }
+
+    /** Checks every arrival of a run against what {@link ItPublisher#publish} sent. */
+    @GET
+    @Path("/arrivals/{run}")
+    public JsonObject arrivals(@PathParam("run") String run, @QueryParam("count") int count) {
+        ItConsumers consumers = on(consumerBeans);
+        ItRecorder recorder = on(recorders);
+        int arrived = 0;
+        List<String> mismatches = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String id = run + "-" + i;
+            IncomingRabbitMetadata m = consumers.arrival(id);
+            if (m == null) {
+                continue;
+            }
+            arrived++;
+            String body = ItPublisher.body(run, i);
+            boolean ok = body.equals(consumers.arrivalBody(id))
+                    && ItPublisher.routingKey(i).equals(m.routingKey())
+                    && m.exchange().endsWith(".x")
+                    && Integer.valueOf(i).equals(m.headers().get("x-seq"))
+                    && run.equals(m.headers().get("x-run"))
+                    && m.deliveryTag() > 0
+                    && m.contentType() != null && m.contentType().startsWith("text/plain")
+                    && m.attempt() == 1
+                    && new String(m.body(), StandardCharsets.UTF_8).equals(body);
+            if (!ok && mismatches.size() < 5) {
+                mismatches.add(m + " body=" + consumers.arrivalBody(id) + " headers=" + m.headers());
+            }
+        }
+        return Json.createObjectBuilder().add("arrived", arrived).add("mismatches", String.join("; ", mismatches))
+                .add("withoutContext", recorder.withoutContext())
+                .add("deliveries", recorder.deliverySum("it-arrivals", run + "-")).build();
+    }
+
+    @GET
+    @Path("/busy/holding")
+    public boolean holding() {
+        return on(busyServices).holding();
+    }
+
+    @POST
+    @Path("/busy/release")
+    public void release() {
+        on(busyServices).release();
+    }
+
+    private static <T> T on(Instance<T> bean) {
+        if (!bean.isResolvable()) {
+            throw new NotFoundException("the integration-test consumers are off (configuration profile '" + ItProfile.PROFILE + "' not active)");
+        }
+        return bean.get();
+    }
+}

@@ -1,0 +1,24 @@
+package dev.onceonly.rabbitmq;
+
+import java.time.Duration;
+
+/**
+ * Where and how a channel connects to the broker.
+ *
+ * @param recoveryInterval pause between reconnection attempts, for the first connection as for
+ *                         amqp-client's automatic recovery
+ */
+record ConnectionSettings(String host, int port, String virtualHost, String username, String password,
+                          boolean tls, boolean verifyHostname, Duration recoveryInterval) {
+
+    /** {@code amqp[s]://user@host:port/vhost}, for logs: never the password. */
+    String describe() {
+        return (tls ? "amqps" : "amqp") + "://" + username + "@" + host + ":" + port
+                + (virtualHost.startsWith("/") ? virtualHost : "/" + virtualHost);
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+}

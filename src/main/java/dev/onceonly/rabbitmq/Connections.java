@@ -1,0 +1,82 @@
+package dev.onceonly.rabbitmq;
+
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Recoverable;
+import com.rabbitmq.client.RecoveryListener;
+import dev.onceonly.engine.LogId;
+
+import javax.net.ssl.SSLContext;
+import java.io.IOException;
+import java.security.NoSuchAlgorithmException;
+import java.util.concurrent.TimeoutException;
+
+/** Opens amqp-client connections on the server's managed threads, with automatic recovery. */
+final class Connections {
+
+    private static final int CLOSE_TIMEOUT_MS = 5_000;
+    private static final int RPC_TIMEOUT_MS = 30_000;
+
+    private Connections() {
+    }
+
+    /**
+     * Opens a connection named {@code name} (shown by {@code rabbitmqctl list_connections} as
+     * {@code connection_name}). amqp-client recovers it, its channels, consumers and declared
+     * topology after a network failure; the first connection is not recovered, callers retry it.
+     */
+    static Connection open(ConnectionSettings s, String name, RabbitResources resources)
+            throws IOException, TimeoutException {
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost(s.host());
+        f.setPort(s.port());
+        f.setVirtualHost(s.virtualHost());
+        f.setUsername(s.username());
+        f.setPassword(s.password());
+        if (s.tls()) {
+            try {
+                // The JVM's default trust store (the server's, under Liberty); certificates are verified.
+                f.useSslProtocol(SSLContext.getDefault());
+            } catch (NoSuchAlgorithmException e) {
+                throw new IOException("no TLS support in this JVM", e);
+            }
+            if (s.verifyHostname()) {
+                f.enableHostnameVerification();
+            }
+        }
+        f.setThreadFactory(resources.threads());
+        f.setAutomaticRecoveryEnabled(true);
+        f.setTopologyRecoveryEnabled(true);
+        f.setNetworkRecoveryInterval(s.recoveryInterval().toMillis());
+        // amqp-client waits 10 minutes for an RPC reply by default; a stuck cancel must not hold up a shutdown that long.
+        f.setChannelRpcTimeout(RPC_TIMEOUT_MS);
+        Connection c = f.newConnection(resources.executor(), name);
+        c.addShutdownListener(cause -> {
+            if (!cause.isInitiatedByApplication()) {
+                LogId.ONCE0503W.log(name, s.describe(), cause.getMessage());
+            }
+        });
+        ((Recoverable) c).addRecoveryListener(new RecoveryListener() {
+            @Override
+            public void handleRecovery(Recoverable recoverable) {
+                LogId.ONCE0504I.log(name, s.describe());
+            }
+
+            @Override
+            public void handleRecoveryStarted(Recoverable recoverable) {
+                // ONCE0503W already said the connection was lost.
+            }
+        });
+        return c;
+    }
+
+    /**
+     * Closes a connection, also one that is recovering (which a plain {@code close()} would leave
+     * recovering). The broker requeues whatever the connection left unacked.
+     */
+    static void closeQuietly(Connection c) {
+        if (c != null) {
+            c.abort(CLOSE_TIMEOUT_MS);
+        }
+    }
+}

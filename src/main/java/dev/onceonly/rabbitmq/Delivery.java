@@ -1,0 +1,87 @@
+package dev.onceonly.rabbitmq;
+
+import com.rabbitmq.client.Channel;
+import dev.onceonly.api.GuardEvent;
+
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One delivery of an incoming channel, from the broker handing it over until it is settled.
+ *
+ * <p>Two one-way latches keep the broker protocol safe: {@link #decide()} lets only the first
+ * ack/nack of the application through (Reactive Messaging or the application may call both, or
+ * twice), and {@link #claimSettlement()} lets exactly one broker action happen (a delayed retry and a
+ * shutdown may race for it). Acking a delivery tag twice would make the broker close the channel.
+ */
+final class Delivery {
+
+    /** Where the delivery is; shutdown requeues {@link #BUFFERED} and {@link #HELD} ones at once. */
+    enum Stage {
+        /** Received, waiting for the application's demand. */
+        BUFFERED,
+        /** Handed to the application, not yet acked or nacked. */
+        PROCESSING,
+        /** Nacked, waiting out the retry delay. */
+        HELD,
+        /** Being published to the dead-letter exchange or as a retry; settled on the confirm. */
+        PUBLISHING
+    }
+
+    final Channel channel;
+    final long deliveryTag;
+    final IncomingRabbitMetadata metadata;
+    /** Generation of the consumer's AMQP channel at delivery; see {@link #isStale()}. */
+    private final ChannelGeneration generation;
+    private final long receivedIn;
+    private final AtomicBoolean decided = new AtomicBoolean();
+    private final AtomicBoolean settled = new AtomicBoolean();
+    volatile Stage stage = Stage.BUFFERED;
+    volatile ScheduledFuture<?> hold;
+    /** The guard's decision, when the consumer method was guarded and ran on the dispatching thread. */
+    volatile GuardEvent guardEvent;
+
+    Delivery(Channel channel, IncomingRabbitMetadata metadata, ChannelGeneration generation) {
+        this.channel = channel;
+        this.deliveryTag = metadata.deliveryTag();
+        this.metadata = metadata;
+        this.generation = generation;
+        this.receivedIn = generation.current();
+    }
+
+    /** True for the first ack or nack only. */
+    boolean decide() {
+        return decided.compareAndSet(false, true);
+    }
+
+    /** True for the one caller allowed to settle this delivery with the broker. */
+    boolean claimSettlement() {
+        return settled.compareAndSet(false, true);
+    }
+
+    boolean isSettled() {
+        return settled.get();
+    }
+
+    /**
+     * Whether the AMQP channel this delivery came on has closed since: the broker has already put
+     * the message back in the queue, and settling it is pointless (amqp-client drops acks of a
+     * previous channel incarnation).
+     */
+    boolean isStale() {
+        return generation.current() != receivedIn;
+    }
+
+    /** Counts the closures of one consumer's AMQP channel (amqp-client recovers it under the same object). */
+    static final class ChannelGeneration {
+        private volatile long value;
+
+        long current() {
+            return value;
+        }
+
+        void next() {
+            value++;
+        }
+    }
+}

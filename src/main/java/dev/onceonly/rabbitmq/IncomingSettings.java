@@ -1,0 +1,26 @@
+package dev.onceonly.rabbitmq;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Validated settings of one incoming channel (see {@link ChannelConfig} for property names and
+ * defaults).
+ *
+ * @param exchange           exchange the queue is bound to when declaring topology; empty: none
+ * @param routingKeys        binding keys of the queue on {@code exchange}
+ * @param channel            Reactive Messaging's name of the channel ({@code orders$2} for a concurrency copy)
+ * @param prefetch           unacknowledged deliveries, delayed retries included
+ * @param deadLetterRoutingKey routing key dead-lettered messages are published with
+ * @param maxAttempts        deliveries of a failing message before it is dead-lettered
+ * @param retryDelay         how long a BUSY, RETRY or FAILED delivery is held before it goes back
+ * @param drainTimeout       how long shutdown waits for deliveries being processed
+ * @param confirmTimeout     how long a dead-letter or retry publish waits for the broker's confirm
+ * @param declare            whether the connector declares exchanges, queues and bindings
+ */
+record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
+                        String exchange, String exchangeType, List<String> routingKeys, int prefetch,
+                        String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
+                        String deadLetterRoutingKey, int maxAttempts, Duration retryDelay, Duration drainTimeout,
+                        Duration confirmTimeout, boolean declare, PayloadType payloadType) {
+}

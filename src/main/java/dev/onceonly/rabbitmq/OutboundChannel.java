@@ -1,0 +1,159 @@
+package dev.onceonly.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.onceonly.engine.Durations;
+import dev.onceonly.engine.LogId;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One outgoing channel: publishes every message it receives with publisher confirms, and acks the
+ * message only once the broker confirmed it (nacks it when the publish fails). An
+ * {@code Emitter.send(payload)} therefore completes when the message is safely with the broker.
+ *
+ * <p>Payloads are {@code byte[]} (published as they are) or {@link String} (UTF-8,
+ * {@code text/plain}); an {@link OutgoingRabbitMetadata} on the message sets routing key, headers,
+ * message id and other properties. Demand is signalled only once connected, and never more than
+ * {@code max-inflight} publishes await their confirm.
+ */
+final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message<?>> {
+
+    private final OutgoingSettings settings;
+    private final AtomicInteger inflight = new AtomicInteger();
+    private volatile Subscription subscription;
+    private volatile ConfirmingPublisher publisher;
+    private boolean demandStarted;
+    private Connection connection;
+
+    OutboundChannel(OutgoingSettings settings, RabbitResources resources) {
+        super(settings.channel(), settings.connection(), resources);
+        this.settings = settings;
+    }
+
+    @Override
+    void open() throws IOException, TimeoutException {
+        connection = Connections.open(connection(), "onceonly:" + name() + ":publish", resources);
+        if (settings.declare() && !settings.exchange().isEmpty()) {
+            try (Channel ch = connection.createChannel()) {
+                ch.exchangeDeclare(settings.exchange(), settings.exchangeType(), true);
+            }
+        }
+        publisher = new ConfirmingPublisher(connection, resources.executor(), resources.scheduler(), settings.confirmTimeout());
+        LogId.ONCE0508I.log(name(), settings.exchange(), connection().describe());
+    }
+
+    @Override
+    void opened() {
+        startDemand();
+    }
+
+    @Override
+    void close() {
+        if (publisher != null) {
+            publisher.close();
+        }
+        Connections.closeQuietly(connection);
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+        subscription = s;
+        startDemand();
+    }
+
+    /** Asks for the first messages once both the subscription and the connection are there. */
+    private void startDemand() {
+        synchronized (lifecycle) {
+            if (demandStarted || subscription == null || publisher == null || stopping) {
+                return;
+            }
+            demandStarted = true;
+        }
+        subscription.request(settings.maxInflight());
+    }
+
+    @Override
+    public void onNext(Message<?> message) {
+        inflight.incrementAndGet();
+        CompletableFuture<Void> confirmed;
+        try {
+            OutgoingRabbitMetadata meta = message.getMetadata(OutgoingRabbitMetadata.class).orElse(null);
+            byte[] body = body(message.getPayload());
+            String exchange = meta != null && meta.exchange() != null ? meta.exchange() : settings.exchange();
+            String routingKey = meta != null && meta.routingKey() != null ? meta.routingKey() : settings.routingKey();
+            confirmed = publisher.publish(exchange, routingKey, false, properties(message.getPayload(), meta), body);
+        } catch (RuntimeException e) {
+            confirmed = CompletableFuture.failedFuture(e);
+        }
+        confirmed.whenComplete((ok, failure) -> {
+            if (failure == null) {
+                message.ack();
+            } else {
+                message.nack(failure);
+            }
+            inflight.decrementAndGet();
+            subscription.request(1);
+        });
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        // The upstream (the application's emitter or method) failed; nothing is left to publish.
+    }
+
+    @Override
+    public void onComplete() {
+        // Nothing to flush: every publish completes on its own confirm.
+    }
+
+    /** Waits up to the drain timeout for outstanding confirms, then closes the connection. */
+    void stop() {
+        synchronized (lifecycle) {
+            stopping = true;
+        }
+        awaitQuietly(() -> inflight.get() == 0, settings.drainTimeout());
+        if (inflight.get() > 0) {
+            LogId.ONCE0510W.log(name(), inflight.get(), Durations.format(settings.drainTimeout()));
+        }
+        synchronized (lifecycle) {
+            close();
+        }
+    }
+
+    private static byte[] body(Object payload) {
+        if (payload instanceof byte[] bytes) {
+            return bytes;
+        }
+        if (payload instanceof String text) {
+            return text.getBytes(StandardCharsets.UTF_8);
+        }
+        throw new IllegalArgumentException("payload of type " + (payload == null ? "null" : payload.getClass().getName())
+                + " cannot be published: send byte[] or String");
+    }
+
+    private AMQP.BasicProperties properties(Object payload, OutgoingRabbitMetadata meta) {
+        boolean persistent = meta != null && meta.persistent() != null ? meta.persistent() : settings.persistent();
+        String contentType = meta != null && meta.contentType() != null ? meta.contentType()
+                : payload instanceof String ? "text/plain; charset=utf-8" : "application/octet-stream";
+        AMQP.BasicProperties.Builder b = new AMQP.BasicProperties.Builder()
+                .deliveryMode(persistent ? 2 : 1)
+                .contentType(contentType);
+        if (meta != null) {
+            b.messageId(meta.messageId())
+                    .correlationId(meta.correlationId())
+                    .expiration(meta.expiration())
+                    .priority(meta.priority())
+                    .headers(meta.headers().isEmpty() ? null : meta.headers());
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,123 @@
+package dev.onceonly.rabbitmq;
+
+import dev.onceonly.api.GuardEvent;
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
+import jakarta.annotation.Priority;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.BeforeDestroyed;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
+import jakarta.enterprise.event.Startup;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.eclipse.microprofile.reactive.messaging.spi.IncomingConnectorFactory;
+import org.eclipse.microprofile.reactive.messaging.spi.OutgoingConnectorFactory;
+import org.eclipse.microprofile.reactive.streams.operators.PublisherBuilder;
+import org.eclipse.microprofile.reactive.streams.operators.ReactiveStreams;
+import org.eclipse.microprofile.reactive.streams.operators.SubscriberBuilder;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * The {@value #NAME} connector: RabbitMQ (AMQP 0-9-1, amqp-client) for MicroProfile Reactive
+ * Messaging, aware of OnceOnly's outcomes. Select it per channel with
+ * {@code mp.messaging.incoming.<channel>.connector=onceonly-rabbitmq} (or {@code outgoing}); the
+ * properties are listed in README.
+ *
+ * <p>Channels are created during deployment (so a bad property stops the application) but connect
+ * only once the application has started, on the server's managed threads. Before the application
+ * scope is destroyed, incoming channels stop consuming and drain, then outgoing channels wait for
+ * their confirms: the application's beans are still alive while in-flight messages finish.
+ */
+@ApplicationScoped
+@Connector(RabbitConnector.NAME)
+public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnectorFactory {
+
+    public static final String NAME = "onceonly-rabbitmq";
+
+    @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
+    ThreadFactory managedThreads;
+
+    private RabbitResources resources;
+
+    private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
+    private final List<OutboundChannel> outbound = new CopyOnWriteArrayList<>();
+    private boolean started;
+
+    /**
+     * The connector's threads all come from the server's managed thread factory, so every
+     * delivery, confirm and retry runs with the application's context. They live in pools the
+     * connector owns rather than in the server's managed executors: those refuse new tasks once
+     * the application starts stopping, which is exactly when the connector still needs threads to
+     * cancel its consumers, finish in-flight messages and requeue the rest.
+     */
+    @PostConstruct
+    void createThreads() {
+        resources = new RabbitResources(managedThreads, Executors.newCachedThreadPool(managedThreads),
+                Executors.newSingleThreadScheduledExecutor(managedThreads));
+    }
+
+    @PreDestroy
+    void releaseThreads() {
+        resources.executor().shutdownNow();
+        resources.scheduler().shutdownNow();
+    }
+
+    @Override
+    public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
+        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ChannelConfig.Direction.INCOMING).incoming(), resources);
+        inbound.add(channel);
+        startIfRunning(channel::start);
+        return ReactiveStreams.fromPublisher(channel);
+    }
+
+    @Override
+    public SubscriberBuilder<? extends Message<?>, Void> getSubscriberBuilder(Config config) {
+        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ChannelConfig.Direction.OUTGOING).outgoing(), resources);
+        outbound.add(channel);
+        startIfRunning(channel::start);
+        return ReactiveStreams.fromSubscriber(channel);
+    }
+
+    /**
+     * Starts every channel once the application has started: Reactive Messaging subscribes during
+     * deployment, and a delivery must not reach a method before the application is up.
+     */
+    void onStartup(@Observes(notifyObserver = Reception.IF_EXISTS) Startup event) {
+        synchronized (this) {
+            started = true;
+        }
+        inbound.forEach(InboundChannel::start);
+        outbound.forEach(OutboundChannel::start);
+    }
+
+    /**
+     * Stops before any application-scoped bean is destroyed (and before Reactive Messaging tears
+     * down its streams), so messages being processed can finish with the application intact.
+     */
+    void onShutdown(@Observes(notifyObserver = Reception.IF_EXISTS) @Priority(10)
+                    @BeforeDestroyed(ApplicationScoped.class) Object event) {
+        // Every incoming channel stops consuming first, so their drains overlap instead of adding up.
+        inbound.forEach(InboundChannel::stopConsuming);
+        inbound.forEach(InboundChannel::drainAndClose);
+        outbound.forEach(OutboundChannel::stop);
+    }
+
+    /** Lets a dead letter name the guard's consumer and key when a guarded method failed. */
+    void onGuardEvent(@Observes(notifyObserver = Reception.IF_EXISTS) GuardEvent event) {
+        InboundChannel.guardDecided(event);
+    }
+
+    private synchronized void startIfRunning(Runnable start) {
+        if (started) {
+            start.run();
+        }
+    }
+
+}

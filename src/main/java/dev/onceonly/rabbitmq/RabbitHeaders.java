@@ -1,0 +1,38 @@
+package dev.onceonly.rabbitmq;
+
+/**
+ * Headers the connector adds to messages it publishes on its own: dead-lettered messages and
+ * counted retries. Everything else about a message (body, properties, the application's headers)
+ * is published unchanged. (A retry copy also carries {@code x-onceonly-publish-seq}, with which the
+ * connector matches a message the broker returns as unroutable to its publish.)
+ */
+public final class RabbitHeaders {
+
+    /** Dead-letter: the guard's outcome ({@code FAILED}, {@code CONFLICT}, {@code REJECTED}...). */
+    public static final String OUTCOME = "x-onceonly-outcome";
+    /** Dead-letter: why, in words (for FAILED: the exception's class and message). */
+    public static final String REASON = "x-onceonly-reason";
+    /** Dead-letter: the guard's consumer name, or the channel name for a consumer without the guard. */
+    public static final String CONSUMER = "x-onceonly-consumer";
+    /** Dead-letter: the Reactive Messaging channel that gave up on the message. */
+    public static final String CHANNEL = "x-onceonly-channel";
+    /** Dead-letter: the queue the message was consumed from. */
+    public static final String QUEUE = "x-onceonly-queue";
+    /** Dead-letter: the number of attempts made. */
+    public static final String ATTEMPTS = "x-onceonly-attempts";
+    /** Dead-letter and retry: the exchange the message was originally published to. */
+    public static final String ORIGINAL_EXCHANGE = "x-onceonly-exchange";
+    /** Dead-letter and retry: the routing key the message was originally published with. */
+    public static final String ORIGINAL_ROUTING_KEY = "x-onceonly-routing-key";
+    /**
+     * Retry copy (classic queues): failed attempts so far. The connector republishes a failed
+     * message with this header instead of requeueing it, so the count travels with the message to
+     * whichever instance receives it next.
+     */
+    public static final String RETRY_ATTEMPTS = "x-onceonly-retry-attempts";
+    /** Set by quorum queues: how often the message was returned to the queue. */
+    public static final String DELIVERY_COUNT = "x-delivery-count";
+
+    private RabbitHeaders() {
+    }
+}

@@ -1,0 +1,18 @@
+package dev.onceonly.rabbitmq;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * The threads the connector runs on, all made by the server's managed thread factory, so that
+ * every thread that reads from the broker, dispatches a delivery or completes a confirm carries
+ * the application's context (CDI, {@code java:comp} lookups, class loader). The pools belong to
+ * the connector (see {@link RabbitConnector#createThreads()}).
+ *
+ * @param threads   amqp-client's connection, heartbeat and recovery threads
+ * @param executor  consumer dispatch (one delivery at a time per AMQP channel) and confirm completions
+ * @param scheduler delayed retries, confirm timeouts, reconnection attempts
+ */
+record RabbitResources(ThreadFactory threads, ExecutorService executor, ScheduledExecutorService scheduler) {
+}

@@ -1,0 +1,193 @@
+package dev.onceonly.rabbitmq;
+
+import com.rabbitmq.client.GetResponse;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.testing.TestRabbit;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static dev.onceonly.testing.Eventually.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+/**
+ * An incoming channel outside any server, against the machine's RabbitMQ: the broker protocol
+ * details that the Liberty tests only show indirectly.
+ */
+class InboundChannelTest {
+
+    static final Duration LIMIT = Duration.ofSeconds(20);
+
+    final String queue = "onceonly.unit." + UUID.randomUUID();
+    final RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(),
+            Executors.newCachedThreadPool(), Executors.newSingleThreadScheduledExecutor());
+    final Probe probe = new Probe();
+    TestRabbit rabbit;
+    InboundChannel channel;
+
+    @BeforeEach
+    void connect() throws Exception {
+        rabbit = new TestRabbit();
+        Map<String, String> props = Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
+                "prefetch", "5", "retry-delay", "100ms", "max-attempts", "2", "drain-timeout", "5s");
+        channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
+                .incoming(), resources);
+        channel.subscribe(probe);
+        channel.start();
+        await("the consumer", LIMIT, () -> consumers(queue), n -> n == 1);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        channel.stopConsuming();
+        channel.drainAndClose();
+        rabbit.deleteQueue(queue);
+        rabbit.deleteQueue(queue + ".dlq");
+        rabbit.deleteExchange(queue + ".dlx");
+        rabbit.close();
+        resources.executor().shutdownNow();
+        resources.scheduler().shutdownNow();
+    }
+
+    @Test
+    void acksAndNacksAfterTheFirstAreIgnored() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "one");
+        rabbit.publish("", queue, "two");
+        for (int i = 0; i < 2; i++) {
+            Message<?> m = probe.next();
+            m.ack();
+            m.ack();
+            m.nack(new IllegalStateException("too late"));
+        }
+        // A second ack of the same delivery tag would have made the broker close the channel,
+        // and the consumer with it.
+        rabbit.publish("", queue, "three");
+        probe.next().ack();
+        await("every message acked", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        assertEquals(1, consumers(queue));
+        assertEquals(0, TestRabbit.total(queue + ".dlq"));
+    }
+
+    @Test
+    void deadLetterThatCannotBeRoutedIsRequeuedNotLost() throws Exception {
+        probe.request(10);
+        rabbit.unbind(queue + ".dlq", queue + ".dlx", queue);
+        rabbit.publish("", queue, "rejected");
+        Message<?> first = probe.next();
+        first.nack(new MessageRefusedException(Outcome.REJECTED, "unit", "", "no key", null));
+
+        // The dead-letter publish comes back unroutable: the original goes back to the queue.
+        Message<?> again = probe.next();
+        assertEquals("rejected", again.getPayload());
+        rabbit.bind(queue + ".dlq", queue + ".dlx", queue);
+        again.nack(new MessageRefusedException(Outcome.REJECTED, "unit", "", "no key", null));
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
+        assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+    }
+
+    @Test
+    void failedMessageOnAClassicQueueComesBackAsACountedCopy() throws Exception {
+        probe.request(10);
+        rabbit.bind(queue, "amq.direct", queue);
+        rabbit.publish("amq.direct", queue, "failing");
+        Message<?> first = probe.next();
+        IncomingRabbitMetadata m1 = first.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(1, m1.attempt());
+        first.nack(new IllegalStateException("boom"));
+
+        Message<?> second = probe.next();
+        IncomingRabbitMetadata m2 = second.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(2, m2.attempt());
+        assertEquals("amq.direct", m2.exchange(), "the copy (published to the default exchange) keeps the original exchange");
+        assertEquals(m1.routingKey(), m2.routingKey(), "and routing key, so its content key is the same");
+        assertEquals(true, m2.redelivered());
+        second.nack(new IllegalStateException("boom"));
+
+        // max-attempts is 2: dead-lettered.
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
+        assertEquals(2, ((Number) dead.getProps().getHeaders().get(RabbitHeaders.ATTEMPTS)).intValue());
+        assertEquals(null, dead.getProps().getHeaders().get(RabbitHeaders.RETRY_ATTEMPTS));
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+    }
+
+    @Test
+    void stopRequeuesWhatWasNotHandedOverAndWaitsForWhatWas() throws Exception {
+        probe.request(1);
+        for (int i = 0; i < 5; i++) {
+            rabbit.publish("", queue, "m" + i);
+        }
+        Message<?> inProgress = probe.next();
+        await("all five delivered (prefetch 5)", LIMIT, () -> rabbit.ready(queue), n -> n == 0);
+
+        channel.stopConsuming();
+        resources.scheduler().schedule(() -> inProgress.ack(), 300, TimeUnit.MILLISECONDS);
+        channel.drainAndClose();
+
+        assertEquals(4, rabbit.ready(queue), "the four never handed over are back, the one in progress was acked");
+        assertEquals(0, probe.received.size());
+    }
+
+    private int consumers(String q) {
+        try {
+            return rabbit.consumers(q);
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /** A Reactive Streams subscriber the test drives by hand. */
+    static final class Probe implements Subscriber<Message<?>> {
+        final BlockingQueue<Message<?>> received = new LinkedBlockingQueue<>();
+        volatile Subscription subscription;
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            subscription = s;
+        }
+
+        void request(long n) {
+            subscription.request(n);
+        }
+
+        Message<?> next() throws InterruptedException {
+            Message<?> m = received.poll(LIMIT.toSeconds(), TimeUnit.SECONDS);
+            assertNotNull(m, "no message delivered");
+            return m;
+        }
+
+        @Override
+        public void onNext(Message<?> m) {
+            received.add(m);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onComplete() {
+        }
+    }
+
+}

@@ -1,0 +1,137 @@
+package dev.onceonly.testing;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The machine's RabbitMQ as the tests see it (127.0.0.1:5672, guest/guest): publishing with
+ * confirms, queue depths, dead-letter reads, and closing a server's connection from the broker side.
+ */
+public final class TestRabbit implements AutoCloseable {
+
+    private final Connection connection;
+    private final Channel channel;
+
+    public TestRabbit() throws IOException, TimeoutException {
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost("127.0.0.1");
+        f.setPort(5672);
+        connection = f.newConnection("onceonly-tests");
+        channel = connection.createChannel();
+        channel.confirmSelect();
+    }
+
+    /** The prefix of every exchange and queue of the test server listening on this HTTP port. */
+    public static String names(String httpPort) {
+        return "onceonly.it." + httpPort;
+    }
+
+    public void publish(String exchange, String routingKey, AMQP.BasicProperties props, String body) throws Exception {
+        channel.basicPublish(exchange, routingKey, true, props, body.getBytes(StandardCharsets.UTF_8));
+        channel.waitForConfirmsOrDie(10_000);
+    }
+
+    public void publish(String exchange, String routingKey, String body) throws Exception {
+        publish(exchange, routingKey, new AMQP.BasicProperties.Builder().contentType("text/plain").build(), body);
+    }
+
+    /** Ready messages (not counting deliveries a consumer holds unacked). */
+    public int ready(String queue) throws Exception {
+        return passive(queue).getMessageCount();
+    }
+
+    /** Asks on a channel of its own: a passive declare of a missing queue closes the channel it ran on. */
+    private AMQP.Queue.DeclareOk passive(String queue) throws Exception {
+        try (Channel ch = connection.createChannel()) {
+            return ch.queueDeclarePassive(queue);
+        }
+    }
+
+    public void bind(String queue, String exchange, String key) throws IOException {
+        channel.queueBind(queue, exchange, key);
+    }
+
+    public void unbind(String queue, String exchange, String key) throws IOException {
+        channel.queueUnbind(queue, exchange, key);
+    }
+
+    public void deleteQueue(String queue) throws IOException {
+        channel.queueDelete(queue);
+    }
+
+    public void deleteExchange(String exchange) throws IOException {
+        channel.exchangeDelete(exchange);
+    }
+
+    /** Messages in the queue, ready or delivered but not yet acked (from the broker's own bookkeeping). */
+    public static int total(String queue) throws Exception {
+        for (String line : rabbitmqctl("-q", "list_queues", "name", "messages").split("\n")) {
+            String[] cols = line.trim().split("\t");
+            if (cols.length == 2 && cols[0].equals(queue)) {
+                return Integer.parseInt(cols[1].trim());
+            }
+        }
+        throw new IllegalStateException("no queue " + queue);
+    }
+
+    /** The broker's process id of the connection the client named {@code name}, or {@code null}. */
+    public static String connectionPid(String name) throws Exception {
+        for (String line : rabbitmqctl("-q", "list_connections", "pid", "client_properties").split("\n")) {
+            if (line.contains("{\"connection_name\",\"" + name + "\"}")) {
+                return line.substring(0, line.indexOf('\t')).trim();
+            }
+        }
+        return null;
+    }
+
+    public int consumers(String queue) throws Exception {
+        return passive(queue).getConsumerCount();
+    }
+
+    public void purge(String queue) throws IOException {
+        channel.queuePurge(queue);
+    }
+
+    /** Takes every ready message off the queue. */
+    public List<GetResponse> drain(String queue) throws IOException {
+        List<GetResponse> all = new ArrayList<>();
+        for (GetResponse r = channel.basicGet(queue, true); r != null; r = channel.basicGet(queue, true)) {
+            all.add(r);
+        }
+        return all;
+    }
+
+    /** Closes, from the broker side, the connection the client named {@code name}. */
+    public static void closeConnection(String name) throws Exception {
+        String pid = connectionPid(name);
+        if (pid == null) {
+            throw new IllegalStateException("no connection named " + name);
+        }
+        rabbitmqctl("close_connection", pid, "closed by a test");
+    }
+
+    private static String rabbitmqctl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("rabbitmqctl"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " failed: " + out);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() throws IOException, TimeoutException {
+        connection.close();
+    }
+}
