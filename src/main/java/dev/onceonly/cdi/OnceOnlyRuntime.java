@@ -1,6 +1,7 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.engine.Durations;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.GuardListener;
@@ -20,9 +21,15 @@ import jakarta.enterprise.event.Startup;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
+import org.eclipse.microprofile.config.ConfigProvider;
+
 import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -50,6 +57,7 @@ public class OnceOnlyRuntime {
     ScheduledExecutorService managedScheduler;
 
     private ScheduledExecutorService ownScheduler;
+    private ScheduledFuture<?> ledgerPurge;
     private ClaimStore store;
     private GuardEngine engine;
     private boolean enabled;
@@ -72,7 +80,9 @@ public class OnceOnlyRuntime {
             scheduler = ownScheduler;
         }
         TransactionRunner tx = transactionRunners.isResolvable() ? transactionRunners.get() : TransactionRunner.NONE;
-        Ledger ledger = ledgers.isResolvable() ? ledgers.get() : null;
+        List<String> ledgerConsumers = extension.methods().values().stream()
+                .map(GuardedMethod::settings).filter(s -> s.ledger()).map(s -> s.consumer()).sorted().toList();
+        Ledger ledger = ledgerConsumers.isEmpty() ? null : startLedger(ledgerConsumers, tx, scheduler);
         GuardListener listener = events::fire;
         engine = new GuardEngine(store, tx, ledger, scheduler, listener, extension.keyDeriver());
         extension.methods().values().forEach(m -> {
@@ -92,8 +102,54 @@ public class OnceOnlyRuntime {
         enabled(); // touching the client proxy instantiates the bean
     }
 
+    /**
+     * Checks that the ledger can work (a JTA transaction manager, the persistence unit, its table)
+     * and schedules its purge. Fails the application start, naming the property that switched the
+     * ledger on, when it cannot.
+     */
+    private Ledger startLedger(List<String> consumers, TransactionRunner tx, ScheduledExecutorService scheduler) {
+        String property = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()))
+                .propertyOf(consumers.get(0), "ledger");
+        if (tx == TransactionRunner.NONE || !ledgers.isResolvable()) {
+            throw new InvalidConfigurationException(property, "true",
+                    "false, or a server with JTA transactions and JPA (the ledger writes in the business transaction)");
+        }
+        Ledger ledger = ledgers.get();
+        try {
+            ledger.checkReady();
+        } catch (RuntimeException e) {
+            InvalidConfigurationException problem = new InvalidConfigurationException(property, "true",
+                    "false, or a persistence unit '" + LedgerBeans.PERSISTENCE_UNIT + "' whose datasource answers and has the "
+                            + "table onceonly_processed_message (DDL in META-INF/onceonly/ddl/); the check failed with " + e);
+            problem.initCause(e);
+            throw problem;
+        }
+        OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
+        long interval = settings.purgeInterval().toMillis();
+        ledgerPurge = scheduler.scheduleWithFixedDelay(() -> purge(ledger, settings), interval, interval, TimeUnit.MILLISECONDS);
+        LogId.ONCE0401I.log(consumers, Durations.format(settings.retention()), Durations.format(settings.purgeInterval()),
+                settings.purgeBatchSize());
+        return ledger;
+    }
+
+    private static void purge(Ledger ledger, OnceOnlyConfig.LedgerSettings settings) {
+        Instant olderThan = Instant.now().minus(settings.retention());
+        try {
+            long deleted = ledger.purge(olderThan, settings.purgeBatchSize());
+            if (deleted > 0) {
+                LogId.ONCE0403I.log(deleted, olderThan);
+            }
+        } catch (RuntimeException e) {
+            // Thrown out of a periodic task, it would cancel every later run.
+            LogId.ONCE0404W.log(e, Durations.format(settings.purgeInterval()));
+        }
+    }
+
     @PreDestroy
     void stop() {
+        if (ledgerPurge != null) {
+            ledgerPurge.cancel(false);
+        }
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();
