@@ -2,6 +2,7 @@ package dev.onceonly.cdi;
 
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.Durations;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.GuardListener;
@@ -66,9 +67,6 @@ public class OnceOnlyRuntime {
     void start() {
         OnceOnlyConfig.Global global = extension.global();
         enabled = global.enabled();
-        store = global.store().equals("memory")
-                ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
-                : RedisClaimStore.connect(global.redis());
         ScheduledExecutorService scheduler = managedScheduler;
         if (scheduler == null) {
             // Outside a Jakarta EE server (plain CDI containers, tests) there is no managed scheduler.
@@ -81,8 +79,12 @@ public class OnceOnlyRuntime {
         }
         TransactionRunner tx = transactionRunners.isResolvable() ? transactionRunners.get() : TransactionRunner.NONE;
         List<String> ledgerConsumers = extension.methods().values().stream()
-                .map(GuardedMethod::settings).filter(s -> s.ledger()).map(s -> s.consumer()).sorted().toList();
+                .map(GuardedMethod::settings).filter(ConsumerSettings::ledger).map(ConsumerSettings::consumer).sorted().toList();
+        // Before the claim store: a ledger that cannot work stops the start with nothing to close.
         Ledger ledger = ledgerConsumers.isEmpty() ? null : startLedger(ledgerConsumers, tx, scheduler);
+        store = global.store().equals("memory")
+                ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
+                : RedisClaimStore.connect(global.redis());
         GuardListener listener = events::fire;
         engine = new GuardEngine(store, tx, ledger, scheduler, listener, extension.keyDeriver());
         extension.methods().values().forEach(m -> {
