@@ -40,6 +40,17 @@ public final class OnceOnlyConfig {
                          RedisSettings redis) {
     }
 
+    /**
+     * Settings of the ledger (shared by every consumer that uses it).
+     *
+     * @param retention      rows older than this are purged
+     * @param purgeInterval  pause between two purge runs
+     * @param purgeBatchSize rows deleted per purge transaction
+     * @param createSchema   apply the shipped DDL at startup (development and tests; production applies it itself)
+     */
+    public record LedgerSettings(Duration retention, Duration purgeInterval, int purgeBatchSize, boolean createSchema) {
+    }
+
     private final Config config;
 
     public OnceOnlyConfig(Config config) {
@@ -56,6 +67,17 @@ public final class OnceOnlyConfig {
         long maxEntries = positiveLong("onceonly.memory.max-entries", 100_000);
         RedisSettings redis = store.equals("redis") ? redis() : null;
         return new Global(enabled, store, prefix, maxEntries, redis);
+    }
+
+    public LedgerSettings ledger() {
+        Duration retention = duration("onceonly.ledger.retention", Duration.ofDays(7));
+        Duration interval = duration("onceonly.ledger.purge-interval", Duration.ofHours(1));
+        long batch = positiveLong("onceonly.ledger.purge-batch-size", 1000);
+        if (batch > 100_000) {
+            throw new InvalidConfigurationException("onceonly.ledger.purge-batch-size", Long.toString(batch),
+                    "a whole number from 1 to 100000 (one purge transaction must stay short)");
+        }
+        return new LedgerSettings(retention, interval, (int) batch, bool("onceonly.ledger.create-schema", false));
     }
 
     RedisSettings redis() {
@@ -179,7 +201,7 @@ public final class OnceOnlyConfig {
     }
 
     /** The property a per-consumer value was read from, for error messages. */
-    private String propertyOf(String consumer, String name) {
+    String propertyOf(String consumer, String name) {
         String specific = PREFIX + "consumers." + consumer + "." + name;
         if (string(specific).isPresent() || string(PREFIX + name).isEmpty()) {
             return specific;

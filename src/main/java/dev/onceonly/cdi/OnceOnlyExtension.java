@@ -33,6 +33,7 @@ public class OnceOnlyExtension implements Extension {
     private final List<AnnotatedMethod<?>> found = new ArrayList<>();
     private final Map<Method, GuardedMethod> methods = new ConcurrentHashMap<>();
     private volatile OnceOnlyConfig.Global global;
+    private volatile OnceOnlyConfig.LedgerSettings ledgerSettings;
     private volatile KeyDeriver keyDeriver;
 
     void collect(@Observes @WithAnnotations(IdempotentMessage.class) ProcessAnnotatedType<?> pat) {
@@ -72,6 +73,7 @@ public class OnceOnlyExtension implements Extension {
         OnceOnlyConfig config = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()));
         try {
             global = config.global();
+            ledgerSettings = config.ledger();
         } catch (InvalidConfigurationException e) {
             adv.addDeploymentProblem(e);
             return;
@@ -115,6 +117,11 @@ public class OnceOnlyExtension implements Extension {
     /** Global settings, validated at deployment. */
     OnceOnlyConfig.Global global() {
         return global;
+    }
+
+    /** Ledger settings, validated at deployment (used only when a consumer has the ledger on). */
+    OnceOnlyConfig.LedgerSettings ledgerSettings() {
+        return ledgerSettings;
     }
 
     KeyDeriver keyDeriver() {

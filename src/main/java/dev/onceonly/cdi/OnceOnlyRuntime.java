@@ -1,6 +1,8 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.Durations;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.GuardListener;
@@ -22,12 +24,18 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 
+import org.eclipse.microprofile.config.ConfigProvider;
+
 import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The running guard of this application: the claim store, the engine and the resolved settings.
@@ -58,6 +66,7 @@ public class OnceOnlyRuntime {
     ScheduledExecutorService managedScheduler;
 
     private ScheduledExecutorService ownScheduler;
+    private ScheduledFuture<?> ledgerPurge;
     private ClaimStore store;
     private GuardEngine engine;
     private boolean enabled;
@@ -66,9 +75,6 @@ public class OnceOnlyRuntime {
     void start() {
         OnceOnlyConfig.Global global = extension.global();
         enabled = global.enabled();
-        store = global.store().equals("memory")
-                ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
-                : RedisClaimStore.connect(global.redis());
         ScheduledExecutorService scheduler = managedScheduler;
         if (scheduler == null) {
             // Outside a Jakarta EE server (plain CDI containers, tests) there is no managed scheduler.
@@ -80,7 +86,13 @@ public class OnceOnlyRuntime {
             scheduler = ownScheduler;
         }
         TransactionRunner tx = transactionRunners.isResolvable() ? transactionRunners.get() : TransactionRunner.NONE;
-        Ledger ledger = ledgers.isResolvable() ? ledgers.get() : null;
+        List<String> ledgerConsumers = extension.methods().values().stream()
+                .map(GuardedMethod::settings).filter(ConsumerSettings::ledger).map(ConsumerSettings::consumer).sorted().toList();
+        // Before the claim store: a ledger that cannot work stops the start with nothing to close.
+        Ledger ledger = ledgerConsumers.isEmpty() ? null : startLedger(ledgerConsumers, tx, scheduler);
+        store = global.store().equals("memory")
+                ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
+                : RedisClaimStore.connect(global.redis());
         List<GuardListener> all = new ArrayList<>();
         all.add(events::fire);
         listeners.forEach(l -> {
@@ -105,8 +117,54 @@ public class OnceOnlyRuntime {
         enabled(); // touching the client proxy instantiates the bean
     }
 
+    /**
+     * Checks that the ledger can work (a JTA transaction manager, the persistence unit, its table)
+     * and schedules its purge. Fails the application start, naming the property that switched the
+     * ledger on, when it cannot.
+     */
+    private Ledger startLedger(List<String> consumers, TransactionRunner tx, ScheduledExecutorService scheduler) {
+        String property = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()))
+                .propertyOf(consumers.get(0), "ledger");
+        if (tx == TransactionRunner.NONE || !ledgers.isResolvable()) {
+            throw new InvalidConfigurationException(property, "true",
+                    "false, or a server with JTA transactions and JPA (the ledger writes in the business transaction)");
+        }
+        Ledger ledger = ledgers.get();
+        try {
+            ledger.checkReady();
+        } catch (RuntimeException e) {
+            InvalidConfigurationException problem = new InvalidConfigurationException(property, "true",
+                    "false, or a persistence unit '" + LedgerBeans.PERSISTENCE_UNIT + "' whose datasource answers and has the "
+                            + "table onceonly_processed_message (DDL in META-INF/onceonly/ddl/); the check failed with " + e);
+            problem.initCause(e);
+            throw problem;
+        }
+        OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
+        long interval = settings.purgeInterval().toMillis();
+        ledgerPurge = scheduler.scheduleWithFixedDelay(() -> purge(ledger, settings), interval, interval, TimeUnit.MILLISECONDS);
+        LogId.ONCE0401I.log(consumers, Durations.format(settings.retention()), Durations.format(settings.purgeInterval()),
+                settings.purgeBatchSize());
+        return ledger;
+    }
+
+    private static void purge(Ledger ledger, OnceOnlyConfig.LedgerSettings settings) {
+        Instant olderThan = Instant.now().minus(settings.retention());
+        try {
+            long deleted = ledger.purge(olderThan, settings.purgeBatchSize());
+            if (deleted > 0) {
+                LogId.ONCE0403I.log(deleted, olderThan);
+            }
+        } catch (RuntimeException e) {
+            // Thrown out of a periodic task, it would cancel every later run.
+            LogId.ONCE0404W.log(e, Durations.format(settings.purgeInterval()));
+        }
+    }
+
     @PreDestroy
     void stop() {
+        if (ledgerPurge != null) {
+            ledgerPurge.cancel(false);
+        }
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();

@@ -15,7 +15,8 @@ import jakarta.ws.rs.core.Response;
 
 /**
  * Try the guard by hand: {@code POST /api/payments} with {@code {"paymentId":"p1","amount":10}} charges
- * once, however often it is sent. The answer says what the guard decided.
+ * once, however often it is sent. The answer says what the guard decided; {@code GET /api/payments/p1}
+ * counts the charges written to the database.
  */
 @Path("/payments")
 @Produces(MediaType.APPLICATION_JSON)
@@ -33,8 +34,10 @@ public class PaymentResource {
         } catch (MessageRefusedException e) {
             int status = e.outcome().isPermanent() ? 422 : 409;
             return Response.status(status).entity(result(e.outcome().name(), e.reason())).build();
-        } catch (IllegalStateException e) {
-            return Response.status(503).entity(result("FAILED", e.getMessage())).build();
+        } catch (Exception e) {
+            // The handler threw or the transaction did not commit: nothing was kept, send it again later.
+            String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            return Response.status(503).entity(result("FAILED", reason)).build();
         }
     }
 

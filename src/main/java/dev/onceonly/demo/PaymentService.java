@@ -2,37 +2,60 @@ package dev.onceonly.demo;
 
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
+import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceContext;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
 
 import java.io.StringReader;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.time.Instant;
 
 /**
- * Charges a payment: the kind of effect a customer must never see twice. Guarded by the payment id
- * inside the JSON body; a body with {@code "fail": true} makes the charge fail (to show that a
- * failed attempt is not remembered as done).
+ * Charges a payment: writes a {@link Charge} row, the kind of effect a customer must never see
+ * twice. Guarded by the payment id inside the JSON body; with {@code onceonly.consumers.payments.ledger=true}
+ * (the demo's default) the guard's ledger row is written in the same transaction as the charge.
+ *
+ * <p>Two flags show what happens when the transaction does not commit: {@code "fail": true} makes
+ * the payment provider fail after the charge was written (the method throws), {@code "veto": true}
+ * makes a fraud check veto the transaction without an exception (it is marked rollback-only and
+ * fails at commit). Either way the charge is not kept and the message may be delivered again.
  */
 @ApplicationScoped
 public class PaymentService {
 
-    private final Map<String, AtomicInteger> charges = new ConcurrentHashMap<>();
+    @PersistenceContext(unitName = "demo")
+    EntityManager em;
+
+    @Resource
+    TransactionSynchronizationRegistry transaction;
 
     /** @return the number of times this payment was charged, or {@code null} when skipped as a duplicate */
     @IdempotentMessage(consumer = "payments", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/paymentId")
+    @Transactional
     public Integer charge(String json) {
         JsonObject payment = Json.createReader(new StringReader(json)).readObject();
+        String paymentId = payment.getString("paymentId");
+        em.persist(new Charge(paymentId, payment.getInt("amount", 0), Instant.now()));
+        // Written now, so that the database's answer (a lock, a constraint) comes before the provider call.
+        em.flush();
         if (payment.getBoolean("fail", false)) {
             throw new IllegalStateException("payment provider unavailable");
         }
-        return charges.computeIfAbsent(payment.getString("paymentId"), id -> new AtomicInteger()).incrementAndGet();
+        int charges = chargesOf(paymentId);
+        if (payment.getBoolean("veto", false)) {
+            transaction.setRollbackOnly();
+        }
+        return charges;
     }
 
     public int chargesOf(String paymentId) {
-        AtomicInteger n = charges.get(paymentId);
-        return n == null ? 0 : n.get();
+        return em.createQuery("select count(c) from Charge c where c.paymentId = :id", Long.class)
+                .setParameter("id", paymentId)
+                .getSingleResult()
+                .intValue();
     }
 }

@@ -128,11 +128,13 @@ public final class GuardEngine {
                 return handler.call();
             }, inv::completed);
         } catch (LedgerRefusal refusal) {
-            if (inv.ledgerDecision == LedgerDecision.DUPLICATE) {
+            LedgerDecision decision = inv.ledgerDecision;
+            if (decision == LedgerDecision.DUPLICATE) {
                 return null;
             }
-            Outcome outcome = inv.ledgerDecision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
-            throw new MessageRefusedException(outcome, settings.consumer(), key.digest(), inv.reason, null);
+            // Derived from the decision: with a joined caller transaction, completed() runs only later.
+            throw new MessageRefusedException(refusedOutcome(decision), settings.consumer(), key.digest(),
+                    refusedReason(decision), null);
         }
     }
 
@@ -157,6 +159,16 @@ public final class GuardEngine {
         return Long.toString(r.nextLong() & Long.MAX_VALUE, 36) + Long.toString(r.nextLong() & Long.MAX_VALUE, 36);
     }
 
+    private static Outcome refusedOutcome(LedgerDecision decision) {
+        return decision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
+    }
+
+    private static String refusedReason(LedgerDecision decision) {
+        return decision == LedgerDecision.CONFLICT
+                ? "key was processed before with a different body"
+                : "ledger row of a concurrent holder was not committed";
+    }
+
     /** Thrown inside the transaction to roll it back when the ledger refuses the message. */
     private static final class LedgerRefusal extends RuntimeException {
         LedgerRefusal() {
@@ -172,7 +184,6 @@ public final class GuardEngine {
         final long start;
         volatile long guardNanos;
         volatile LedgerDecision ledgerDecision;
-        volatile String reason = "";
         private ScheduledFuture<?> watchdog;
         private volatile boolean leaseLost;
 
@@ -215,6 +226,7 @@ public final class GuardEngine {
             }
             Outcome outcome;
             Layer layer = Layer.NONE;
+            String reason = "";
             LedgerDecision decision = ledgerDecision;
             if (decision == LedgerDecision.DUPLICATE) {
                 // Processed before, but the claim store forgot it (flushed, evicted, failed over):
@@ -224,11 +236,9 @@ public final class GuardEngine {
                 layer = Layer.LEDGER;
             } else if (decision != null) {
                 finish("release", false);
-                outcome = decision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
+                outcome = refusedOutcome(decision);
                 layer = Layer.LEDGER;
-                reason = decision == LedgerDecision.CONFLICT
-                        ? "key was processed before with a different body"
-                        : "ledger row of a concurrent holder was not committed";
+                reason = refusedReason(decision);
                 if (decision == LedgerDecision.CONFLICT) {
                     LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.LEDGER);
                 }

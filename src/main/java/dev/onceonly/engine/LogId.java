@@ -22,7 +22,7 @@ public enum LogId {
     ONCE0102W(Level.WARNING, "Claim store '%s' failed to %s the claim of consumer '%s' (key %s): %s; "
             + "the claim expires after its lease (%s)"),
     ONCE0103W(Level.WARNING, "Claim of consumer '%s' (key %s) was no longer held at %s after %d ms: the lease (%s) expired "
-            + "while the handler ran; raise the lease for this consumer"),
+            + "while the handler ran (raise the lease for this consumer), or the claim store lost the key"),
     ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
             + "raise the lease (now %s)"),
     ONCE0202W(Level.WARNING, "Lease renewal failed for consumer '%s' (key %s): %s; retrying in %d ms"),
@@ -42,7 +42,13 @@ public enum LogId {
     ONCE0508I(Level.INFO, "RabbitMQ outgoing channel '%s' publishing to exchange '%s' on %s with publisher confirms"),
     ONCE0509W(Level.WARNING, "RabbitMQ channel '%s': the broker cancelled consumer '%s' (queue '%s' deleted?); "
             + "the channel consumes again after the connection recovers"),
-    ONCE0510W(Level.WARNING, "RabbitMQ outgoing channel '%s' stopped with %d publish(es) still unconfirmed after %s");
+    ONCE0510W(Level.WARNING, "RabbitMQ outgoing channel '%s' stopped with %d publish(es) still unconfirmed after %s"),
+    ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
+    ONCE0402I(Level.INFO, "Ledger of consumer '%s' already holds key %s (unique violation: %s); the verifier decided %s"),
+    ONCE0403I(Level.INFO, "Ledger purge deleted %d rows processed before %s"),
+    ONCE0404W(Level.WARNING, "Ledger purge failed: %s; next attempt in %s"),
+    ONCE0405W(Level.WARNING, "Reporting the outcome of a transaction to the guard failed: %s"),
+    ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");
 

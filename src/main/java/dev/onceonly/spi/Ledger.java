@@ -1,20 +1,40 @@
 package dev.onceonly.spi;
 
+import java.time.Instant;
+
 /**
  * The authoritative second layer: a transactional table of processed message keys with a unique
- * key column. {@link #insert} runs inside the business transaction, before the business method.
+ * key column. {@link #insert} runs inside the business transaction, before the business method,
+ * so the row commits or rolls back together with the business writes.
  */
 public interface Ledger {
 
     /**
      * Inserts the row for {@code key} in the current transaction and flushes it at once, so a
      * duplicate surfaces here and not at commit. On a unique violation the implementation decides,
-     * in a new transaction with a fresh read, what it means.
+     * in a new transaction with a fresh read, what it means. Any other failure is thrown: the
+     * transaction must then roll back.
      *
      * @param bodyHash SHA-256 of the body, hex
      * @return {@link LedgerDecision#INSERTED}, or why the business method must not run
      */
     LedgerDecision insert(String key, String consumer, String bodyHash);
+
+    /**
+     * Checks, once at startup, that the ledger can be used: its datasource answers and its table
+     * exists.
+     *
+     * @throws RuntimeException saying what is missing
+     */
+    void checkReady();
+
+    /**
+     * Deletes the rows written before {@code olderThan}, in batches of about {@code batchSize}
+     * rows, each in its own transaction. Safe to run on several instances at once.
+     *
+     * @return the number of rows this call deleted
+     */
+    long purge(Instant olderThan, int batchSize);
 
     /** Outcome of {@link #insert}. */
     enum LedgerDecision {

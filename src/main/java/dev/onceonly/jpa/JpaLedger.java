@@ -1,0 +1,114 @@
+package dev.onceonly.jpa;
+
+import dev.onceonly.engine.LogId;
+import dev.onceonly.spi.Ledger;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceException;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The ledger on JPA: {@link ProcessedMessage} rows in the business transaction's database.
+ *
+ * <p>The entity manager must be transaction-scoped (container-managed): inside the caller's JTA
+ * transaction it writes in that transaction; inside {@link NewTransaction#call} it reads in the new
+ * one. It must belong to a persistence unit on the same datasource as the business data, so that
+ * the ledger row and the business writes commit together.
+ */
+public final class JpaLedger implements Ledger {
+
+    private final EntityManager em;
+    private final NewTransaction newTransaction;
+    private final Clock clock;
+
+    public JpaLedger(EntityManager em, NewTransaction newTransaction, Clock clock) {
+        this.em = Objects.requireNonNull(em, "em");
+        this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    @Override
+    public LedgerDecision insert(String key, String consumer, String bodyHash) {
+        try {
+            em.persist(new ProcessedMessage(key, consumer, bodyHash, clock.instant()));
+            // Flush now: a duplicate must surface here, before the business method runs, and not as
+            // a failed commit after it ran.
+            em.flush();
+            return LedgerDecision.INSERTED;
+        } catch (PersistenceException e) {
+            if (UniqueViolation.find(e).isEmpty()) {
+                throw e;
+            }
+            LedgerDecision decision = verify(key, bodyHash);
+            LogId.ONCE0402I.log(consumer, key, UniqueViolation.describe(e), decision);
+            return decision;
+        }
+    }
+
+    /**
+     * The duplicate-key verifier: is there a committed row for the key, and with which body? The read
+     * runs in a new transaction, because the current one cannot be trusted after the violation:
+     * PostgreSQL has aborted it, and under MariaDB's REPEATABLE READ it may read an old snapshot that
+     * does not show the row the violation was about.
+     */
+    LedgerDecision verify(String key, String bodyHash) {
+        List<String> stored = newTransaction.call(() -> em
+                .createQuery("select p.bodySha256 from ProcessedMessage p where p.msgId = :key", String.class)
+                .setParameter("key", key)
+                .getResultList());
+        if (stored.isEmpty()) {
+            // The row we collided with was not committed after all (its transaction rolled back, or
+            // the purge removed it): no decision is safe now, the message must come back later.
+            return LedgerDecision.RETRY;
+        }
+        return stored.get(0).equals(bodyHash) ? LedgerDecision.DUPLICATE : LedgerDecision.CONFLICT;
+    }
+
+    @Override
+    public void checkReady() {
+        newTransaction.call(() -> em
+                .createQuery("select p.msgId from ProcessedMessage p where p.msgId = ''", String.class)
+                .setMaxResults(1)
+                .getResultList());
+    }
+
+    @Override
+    public long purge(Instant olderThan, int batchSize) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
+        }
+        long total = 0;
+        int deleted;
+        do {
+            deleted = newTransaction.call(() -> deleteBatch(olderThan, batchSize));
+            total += deleted;
+        } while (deleted >= batchSize); // fewer than a batch: nothing older is left (or another instance took it)
+        return total;
+    }
+
+    /**
+     * Deletes the oldest rows up to the {@code batchSize}-th one, by time: a range delete on the
+     * {@code processed_at} index. Instances purging at the same time delete overlapping ranges in
+     * the same index order; the later one waits for the earlier one's row locks and then finds the
+     * rows gone, which is not an error.
+     */
+    private int deleteBatch(Instant olderThan, int batchSize) {
+        List<Instant> last = em.createQuery("select p.processedAt from ProcessedMessage p"
+                        + " where p.processedAt < :olderThan order by p.processedAt", Instant.class)
+                .setParameter("olderThan", olderThan)
+                .setFirstResult(batchSize - 1)
+                .setMaxResults(1)
+                .getResultList();
+        if (last.isEmpty()) {
+            return em.createQuery("delete from ProcessedMessage p where p.processedAt < :olderThan")
+                    .setParameter("olderThan", olderThan)
+                    .executeUpdate();
+        }
+        return em.createQuery("delete from ProcessedMessage p where p.processedAt <= :last")
+                .setParameter("last", last.get(0))
+                .executeUpdate();
+    }
+}

@@ -1,0 +1,69 @@
+package dev.onceonly.jpa;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Index;
+import jakarta.persistence.Table;
+
+import java.time.Instant;
+
+/**
+ * One row of the ledger: this message key was processed by a committed transaction. The primary
+ * key {@code msg_id} is what makes the ledger authoritative: the database refuses a second row for
+ * the same key, whatever the claim store remembers. The DDL users apply lives in
+ * {@code META-INF/onceonly/ddl/}.
+ */
+@Entity
+@Table(name = "onceonly_processed_message",
+        indexes = @Index(name = "onceonly_processed_message_at", columnList = "processed_at"))
+public class ProcessedMessage {
+
+    /** Longest key: a 32-character prefix, a 100-character consumer, ':' and a 22-character digest. */
+    static final int MAX_KEY_LENGTH = 200;
+
+    @Id
+    @Column(name = "msg_id", length = MAX_KEY_LENGTH, nullable = false, updatable = false)
+    private String msgId;
+
+    @Column(name = "consumer", length = 100, nullable = false, updatable = false)
+    private String consumer;
+
+    @Column(name = "body_sha256", length = 64, nullable = false, updatable = false)
+    private String bodySha256;
+
+    @Column(name = "processed_at", nullable = false, updatable = false)
+    private Instant processedAt;
+
+    protected ProcessedMessage() {
+        // for JPA
+    }
+
+    /**
+     * @param msgId       the full scoped key ({@code <prefix><consumer>:<digest>})
+     * @param bodySha256  SHA-256 of the body, 64 lower-case hex characters
+     * @param processedAt when the row was written; the purge deletes by this time
+     */
+    public ProcessedMessage(String msgId, String consumer, String bodySha256, Instant processedAt) {
+        this.msgId = msgId;
+        this.consumer = consumer;
+        this.bodySha256 = bodySha256;
+        this.processedAt = processedAt;
+    }
+
+    public String msgId() {
+        return msgId;
+    }
+
+    public String consumer() {
+        return consumer;
+    }
+
+    public String bodySha256() {
+        return bodySha256;
+    }
+
+    public Instant processedAt() {
+        return processedAt;
+    }
+}

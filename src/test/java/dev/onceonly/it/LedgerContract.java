@@ -1,0 +1,227 @@
+package dev.onceonly.it;
+
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.engine.MessageKey;
+import dev.onceonly.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The ledger on a real Liberty server and a real database, driven through the demo's payments
+ * (a guarded method writing a charge row in the same transaction as the ledger row). Every check
+ * reads the real state: rows in the database, keys in Redis. One subclass per database.
+ */
+abstract class LedgerContract {
+
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+    /** Bound on waiting for a state the test expects to come (never a timing assertion). */
+    static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    static RedisClient redis;
+
+    final LedgerDatabase db;
+
+    LedgerContract(LedgerDatabase db) {
+        this.db = db;
+    }
+
+    @BeforeAll
+    static void connectRedis() {
+        redis = TestRedis.client();
+    }
+
+    @AfterAll
+    static void closeRedis() {
+        redis.close();
+    }
+
+    @Test
+    void sameMessageTwiceIsChargedOnceAndTheLedgerHoldsIt() throws Exception {
+        Payment p = Payment.of(10);
+        assertOutcome(200, "PROCESSED", post(p.body));
+        assertOutcome(200, "DUPLICATE", post(p.body));
+
+        assertEquals(1, charges(p.id));
+        assertEquals(p.key.bodyHashHex(), ledgerHash(p.key.storeKey()), "ledger row with the body hash");
+        assertTrue(redis.get(p.key.storeKey()).startsWith("D"), "claim DONE");
+    }
+
+    @Test
+    void ledgerCatchesADuplicateTheClaimStoreForgot() throws Exception {
+        Payment p = Payment.of(10);
+        assertOutcome(200, "PROCESSED", post(p.body));
+        redis.del(p.key.storeKey()); // as after a FLUSHALL, an eviction or a failover
+
+        assertOutcome(200, "DUPLICATE", post(p.body));
+        assertEquals(1, charges(p.id));
+        // The ledger's answer is written back, so the next duplicate stops at the claim store.
+        assertTrue(redis.get(p.key.storeKey()).startsWith("D"), "claim DONE again");
+    }
+
+    @Test
+    void sameKeyWithAnotherBodyIsAConflictEvenWhenTheClaimStoreForgot() throws Exception {
+        Payment p = Payment.of(10);
+        assertOutcome(200, "PROCESSED", post(p.body));
+        redis.del(p.key.storeKey());
+
+        assertOutcome(422, "CONFLICT", post(p.with(", \"amount\": 99")));
+        assertEquals(1, charges(p.id));
+        assertEquals(p.key.bodyHashHex(), ledgerHash(p.key.storeKey()), "the first body's row stays");
+        assertNull(redis.get(p.key.storeKey()), "claim released");
+    }
+
+    @Test
+    void handlerThatThrowsRollsBackAndReleasesTheClaimSoTheRetryCharges() throws Exception {
+        Payment p = Payment.of(10);
+        assertOutcome(503, "FAILED", post(p.with(", \"fail\": true")));
+        assertEquals(0, charges(p.id), "the charge written before the failure is rolled back");
+        assertNull(ledgerHash(p.key.storeKey()), "no ledger row");
+        assertNull(redis.get(p.key.storeKey()), "claim released");
+
+        assertOutcome(200, "PROCESSED", post(p.body));
+        assertEquals(1, charges(p.id));
+    }
+
+    @Test
+    void transactionMarkedRollbackOnlyFailsAtCommitAndReleasesTheClaim() throws Exception {
+        Payment p = Payment.of(10);
+        assertOutcome(503, "FAILED", post(p.with(", \"veto\": true")));
+        assertEquals(0, charges(p.id));
+        assertNull(ledgerHash(p.key.storeKey()), "no ledger row");
+        assertNull(redis.get(p.key.storeKey()), "claim released");
+
+        assertOutcome(200, "PROCESSED", post(p.body));
+        assertEquals(1, charges(p.id));
+    }
+
+    @Test
+    void purgeDeletesOnlyRowsPastRetention() throws Exception {
+        // The IT servers purge every second, two rows per transaction, with the default 7-day retention.
+        String run = "it-purge:" + UUID.randomUUID() + ":";
+        Instant now = Instant.now();
+        try (Connection c = db.connect();
+             PreparedStatement insert = c.prepareStatement("insert into onceonly_processed_message"
+                     + " (msg_id, consumer, body_sha256, processed_at) values (?, 'purge-it', ?, ?)")) {
+            for (int i = 0; i < 7; i++) {
+                boolean old = i < 5; // a day past retention, or a day short of it
+                insert.setString(1, run + (old ? "old-" : "young-") + i);
+                insert.setString(2, "0".repeat(64));
+                insert.setTimestamp(3, Timestamp.from(now.minus(Duration.ofDays(old ? 8 : 6))));
+                insert.executeUpdate();
+            }
+        }
+        awaitTrue(() -> count("select count(*) from onceonly_processed_message where msg_id like ?", run + "old-%") == 0,
+                "rows past retention purged");
+        assertEquals(2, count("select count(*) from onceonly_processed_message where msg_id like ?", run + "young-%"),
+                "rows within retention kept");
+        try (Connection c = db.connect();
+             PreparedStatement delete = c.prepareStatement("delete from onceonly_processed_message where msg_id like ?")) {
+            delete.setString(1, run + "%");
+            delete.executeUpdate();
+        }
+    }
+
+    // ---- helpers ----
+
+    /** A payment message of the demo's "payments" consumer, and its guard key. */
+    record Payment(String id, String body, MessageKey key) {
+
+        static final KeyDeriver KEYS = new KeyDeriver("oo:");
+        static final ConsumerSettings PAYMENTS = ConsumerSettings.defaults("payments", KeyStrategy.JSON_POINTER)
+                .withKey(KeyStrategy.JSON_POINTER, "", "/paymentId", false);
+
+        static Payment of(long amount) {
+            String id = "p-" + UUID.randomUUID();
+            String body = "{\"paymentId\": \"" + id + "\", \"amount\": " + amount + "}";
+            return new Payment(id, body, KEYS.derive(PAYMENTS,
+                    MessageView.of("", "", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), null));
+        }
+
+        /** The same payment id with more fields: the same key, another body. */
+        String with(String fields) {
+            return body.substring(0, body.length() - 1) + fields + "}";
+        }
+    }
+
+    HttpResponse<String> post(String body) throws Exception {
+        return postAsync(body).get();
+    }
+
+    CompletableFuture<HttpResponse<String>> postAsync(String body) {
+        return HTTP.sendAsync(HttpRequest.newBuilder(URI.create(db.baseUrl() + "/payments"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static void assertOutcome(int status, String outcome, HttpResponse<String> response) {
+        assertEquals(status, response.statusCode(), response.body());
+        assertTrue(response.body().contains("\"outcome\":\"" + outcome + "\""), response.body());
+    }
+
+    int charges(String paymentId) throws SQLException {
+        return count("select count(*) from demo_charge where payment_id = ?", paymentId);
+    }
+
+    /** The body hash of the ledger row of {@code key}, or null when there is no row. */
+    String ledgerHash(String key) throws SQLException {
+        try (Connection c = db.connect();
+             PreparedStatement s = c.prepareStatement("select body_sha256 from onceonly_processed_message where msg_id = ?")) {
+            s.setString(1, key);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next() ? r.getString(1) : null;
+            }
+        }
+    }
+
+    int count(String sql, String parameter) throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, parameter);
+            try (ResultSet r = s.executeQuery()) {
+                r.next();
+                return r.getInt(1);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    interface Check {
+        boolean holds() throws Exception;
+    }
+
+    /** Waits until {@code check} holds; fails after {@link #PATIENCE}. */
+    static void awaitTrue(Check check, String what) throws Exception {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!check.holds()) {
+            if (System.nanoTime() > deadline) {
+                fail("never happened: " + what);
+            }
+            Thread.sleep(100);
+        }
+    }
+}
