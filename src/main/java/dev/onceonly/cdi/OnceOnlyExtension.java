@@ -66,7 +66,14 @@ public class OnceOnlyExtension implements Extension {
     }
 
     private static boolean present(String className) {
-        return OnceOnlyExtension.class.getClassLoader().getResource(className.replace('.', '/') + ".class") != null;
+        try {
+            // Loaded, not looked up as a resource: server features expose their API packages to the
+            // application's class loader without always exposing the class files as resources.
+            Class.forName(className, false, OnceOnlyExtension.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
     }
 
     void validate(@Observes AfterDeploymentValidation adv) {

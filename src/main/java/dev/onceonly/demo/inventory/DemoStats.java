@@ -1,0 +1,58 @@
+package dev.onceonly.demo.inventory;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.Outcome;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * Counts what the guard decided for the inventory consumer (from OnceOnly's {@link GuardEvent}s) and
+ * the orders that reached the dead-letter queue.
+ */
+@ApplicationScoped
+public class DemoStats {
+
+    private final AtomicLongArray outcomes = new AtomicLongArray(Outcome.values().length);
+    private final AtomicLong duplicatesByLedger = new AtomicLong();
+    private final AtomicLong deadLettered = new AtomicLong();
+
+    void onGuardEvent(@Observes GuardEvent event) {
+        if (!"inventory".equals(event.consumer())) {
+            return;
+        }
+        outcomes.incrementAndGet(event.outcome().ordinal());
+        if (event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER) {
+            duplicatesByLedger.incrementAndGet();
+        }
+    }
+
+    /** The dead-letter queue of the inventory consumer: counted, then acknowledged (a real system would alert). */
+    @Incoming("orders-dead-letters")
+    public void onDeadLetter(String body) {
+        deadLettered.incrementAndGet();
+    }
+
+    JsonObject toJson(int shippingCalls) {
+        long duplicates = outcomes.get(Outcome.DUPLICATE.ordinal());
+        JsonObjectBuilder b = Json.createObjectBuilder()
+                .add("processed", outcomes.get(Outcome.PROCESSED.ordinal()))
+                .add("duplicateByRedis", duplicates - duplicatesByLedger.get())
+                .add("duplicateByLedger", duplicatesByLedger.get())
+                .add("busy", outcomes.get(Outcome.BUSY.ordinal()))
+                .add("failed", outcomes.get(Outcome.FAILED.ordinal()))
+                .add("retry", outcomes.get(Outcome.RETRY.ordinal()))
+                .add("conflict", outcomes.get(Outcome.CONFLICT.ordinal()))
+                .add("rejected", outcomes.get(Outcome.REJECTED.ordinal()))
+                .add("deadLettered", deadLettered.get())
+                .add("shippingCalls", shippingCalls);
+        return b.build();
+    }
+}

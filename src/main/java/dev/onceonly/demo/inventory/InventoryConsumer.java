@@ -1,0 +1,54 @@
+package dev.onceonly.demo.inventory;
+
+import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.KeyStrategy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.persistence.PersistenceContext;
+import jakarta.transaction.Transactional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+
+/**
+ * The guarded consumer: takes the ordered units from stock (in the same transaction as the guard's
+ * ledger row) and asks shipping to send the parcel (an HTTP call nothing can roll back, so only the
+ * claim protects it).
+ *
+ * <p>The order id is the key: a redelivered or re-published order is a duplicate, and an order id
+ * reused for a different order is a CONFLICT that ends in the dead-letter queue.
+ */
+@ApplicationScoped
+public class InventoryConsumer {
+
+    @PersistenceContext(unitName = "demo")
+    EntityManager em;
+
+    @Inject
+    ShippingClient shipping;
+
+    @Inject
+    FaultInjector faults;
+
+    @Inject
+    @ConfigProperty(name = "demo.initial-stock", defaultValue = "1000")
+    long initialStock;
+
+    @Incoming("orders")
+    @IdempotentMessage(consumer = "inventory", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId")
+    @Transactional
+    public void onOrder(String json) {
+        Order order = Order.parse(json);
+        // Locked: several channels may take from the same SKU at once.
+        Stock stock = em.find(Stock.class, order.sku(), LockModeType.PESSIMISTIC_WRITE);
+        if (stock == null) {
+            stock = new Stock(order.sku(), initialStock);
+            em.persist(stock);
+        }
+        stock.take(order.quantity());
+        em.flush();
+        faults.maybeFailFirstAttempt(order.orderId());
+        shipping.ship(order.orderId());
+    }
+}

@@ -1,0 +1,42 @@
+package dev.onceonly.demo.inventory;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/** Calls the shipping service over HTTP: a side effect outside the database, which a rollback cannot undo. */
+@ApplicationScoped
+public class ShippingClient {
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Inject
+    @ConfigProperty(name = "demo.shipping.url", defaultValue = "http://localhost:9080/api/shipping")
+    String url;
+
+    void ship(String orderId) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/" + URLEncoder.encode(orderId, StandardCharsets.UTF_8)))
+                .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build();
+        try {
+            HttpResponse<Void> response = http.send(request, HttpResponse.BodyHandlers.discarding());
+            if (response.statusCode() / 100 != 2) {
+                throw new IllegalStateException("shipping answered HTTP " + response.statusCode());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("shipping unreachable", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while calling shipping", e);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package dev.onceonly.it;
+
+import dev.onceonly.testing.Eventually;
+import dev.onceonly.testing.OtlpReceiver;
+import dev.onceonly.testing.TestRedis;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Metrics and health on the main test server. Its MicroProfile Telemetry exports metrics over OTLP
+ * to the receiver this test runs (it-server.env), and its claim store is the Redis the build
+ * started on its own port, which this test stops and starts again.
+ */
+class ObservabilityIT {
+
+    private static final String BASE = "http://localhost:" + System.getProperty("http.port", "9080");
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Test
+    void metricsCountEveryOutcomeByConsumerAndLayer() throws Exception {
+        try (OtlpReceiver otlp = new OtlpReceiver(Integer.getInteger("onceonly.test.otlp.port", 4319))) {
+            // The exporter pushes cumulative totals every second: wait for the first push, then count from there.
+            Eventually.await("a first metrics export", Duration.ofSeconds(60), otlp::snapshot, s -> !s.isEmpty());
+            Map<String, Long> before = otlp.snapshot();
+
+            String id = "m-" + UUID.randomUUID();
+            post("{\"paymentId\":\"" + id + "\",\"amount\":10}");             // PROCESSED
+            post("{\"paymentId\":\"" + id + "\",\"amount\":10}");             // DUPLICATE, caught by Redis
+            post("{\"paymentId\":\"" + id + "\",\"amount\":11}");             // CONFLICT
+            post("{\"amount\":10}");                                           // REJECTED
+            try (var redis = TestRedis.client()) {                            // Redis forgets: the ledger catches it
+                redis.keys("oo:payments:*").forEach(redis::del);
+            }
+            post("{\"paymentId\":\"" + id + "\",\"amount\":10}");             // DUPLICATE, caught by the ledger
+
+            Map<String, Long> expected = Map.of(
+                    messages("PROCESSED", "NONE"), 1L,
+                    messages("DUPLICATE", "CLAIM_STORE"), 1L,
+                    messages("DUPLICATE", "LEDGER"), 1L,
+                    messages("CONFLICT", "CLAIM_STORE"), 1L,
+                    messages("REJECTED", "NONE"), 1L);
+            Eventually.await("the five outcomes exported", Duration.ofSeconds(60), otlp::snapshot,
+                    now -> expected.entrySet().stream().allMatch(e -> delta(now, before, e.getKey()) == e.getValue()));
+            Map<String, Long> after = otlp.snapshot();
+            long guarded = after.entrySet().stream()
+                    .filter(e -> e.getKey().startsWith("onceonly.guard.duration.count{consumer=payments"))
+                    .mapToLong(e -> e.getValue() - before.getOrDefault(e.getKey(), 0L)).sum();
+            assertEquals(5, guarded, "the guard's own time recorded once per message");
+            assertTrue(delta(after, before, "onceonly.ledger.decisions{consumer=payments, decision=DUPLICATE}") >= 1, after.toString());
+        }
+    }
+
+    @Test
+    void readinessGoesDownWithRedisAndComesBackWhileLivenessStaysUp() throws Exception {
+        assertTrue(get("/health/ready").body().contains("\"status\":\"UP\""));
+        int port = Integer.getInteger("onceonly.test.redis.port", 6390);
+        exec("redis-cli", "-p", Integer.toString(port), "shutdown", "nosave");
+        try {
+            HttpResponse<String> down = Eventually.await("readiness DOWN", Duration.ofSeconds(60), () -> get("/health/ready"),
+                    r -> r.statusCode() == 503);
+            assertTrue(down.body().contains("claim-store:redis") && down.body().contains("Redis does not answer PING"), down.body());
+            HttpResponse<String> live = get("/health/live");
+            assertEquals(200, live.statusCode(), live.body());
+        } finally {
+            exec("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1", "--daemonize", "yes",
+                    "--save", "", "--appendonly", "no");
+        }
+        HttpResponse<String> up = Eventually.await("readiness UP again", Duration.ofSeconds(60), () -> get("/health/ready"),
+                r -> r.statusCode() == 200);
+        assertTrue(up.body().contains("\"claim-store:redis\":\"UP\""), up.body());
+    }
+
+    private static String messages(String outcome, String layer) {
+        return "onceonly.messages{consumer=payments, layer=" + layer + ", outcome=" + outcome + "}";
+    }
+
+    private static long delta(Map<String, Long> now, Map<String, Long> before, String key) {
+        return now.getOrDefault(key, 0L) - before.getOrDefault(key, 0L);
+    }
+
+    private void post(String body) throws Exception {
+        http.send(HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(BASE + path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static void exec(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+        }
+    }
+}
