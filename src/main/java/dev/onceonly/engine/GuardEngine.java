@@ -14,6 +14,7 @@ import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -35,6 +36,10 @@ import java.util.concurrent.TimeUnit;
  * Every message is reported once to the {@link GuardListener} with its final outcome.
  */
 public final class GuardEngine {
+
+    private static final int TOKEN_CHARS = 21;
+    private static final byte[] TOKEN_ALPHABET =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".getBytes(StandardCharsets.US_ASCII);
 
     private final ClaimStore store;
     private final TransactionRunner transactions;
@@ -149,10 +154,18 @@ public final class GuardEngine {
         }
     }
 
+    /**
+     * A fencing token: 21 base64url characters, 126 random bits. Tokens must be unique, not secret
+     * (anyone who can forge one can write to Redis anyway), and never contain {@code '|'}. Built
+     * straight from bytes: one per message, so it should cost one small string and nothing more.
+     */
     private static String newToken() {
-        // Fencing tokens must be unique, not secret: anyone who can forge one can write to Redis anyway.
         ThreadLocalRandom r = ThreadLocalRandom.current();
-        return Long.toString(r.nextLong() & Long.MAX_VALUE, 36) + Long.toString(r.nextLong() & Long.MAX_VALUE, 36);
+        byte[] token = new byte[TOKEN_CHARS];
+        for (int i = 0; i < TOKEN_CHARS; i++) {
+            token[i] = TOKEN_ALPHABET[r.nextInt(TOKEN_ALPHABET.length)];
+        }
+        return new String(token, StandardCharsets.ISO_8859_1);
     }
 
     /** Thrown inside the transaction to roll it back when the ledger refuses the message. */
