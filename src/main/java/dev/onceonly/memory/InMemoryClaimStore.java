@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * {@link ClaimStore} in the JVM's memory, for development and tests only: claims are lost on
  * restart and not shared between instances. Bounded (least-recently-used keys are evicted beyond
  * {@code maxEntries}) with per-entry expiry, both by Caffeine. Each primitive is one atomic
- * {@code compute} on the key.
+ * {@code compute} on the key; the cache's maintenance runs on the caller's thread.
  */
 public final class InMemoryClaimStore implements ClaimStore {
 
@@ -33,6 +33,10 @@ public final class InMemoryClaimStore implements ClaimStore {
     public InMemoryClaimStore(long maxEntries, Clock clock) {
         this.clock = clock;
         this.cache = Caffeine.newBuilder()
+                // Maintenance (write-buffer drain, eviction, expiry) on the calling thread, amortised
+                // by Caffeine: no hand-off to ForkJoinPool.commonPool on every write (the biggest
+                // cost of a claim here, see BENCHMARKS.md), and no unmanaged pool threads in an EE server.
+                .executor(Runnable::run)
                 .maximumSize(maxEntries)
                 .ticker(this::nowNanos)
                 .expireAfter(new Expiry<String, Entry>() {
