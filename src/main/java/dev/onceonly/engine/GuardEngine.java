@@ -113,23 +113,11 @@ public final class GuardEngine {
             }
         }
 
-        Invocation inv = new Invocation(settings, key, claim == null ? null : token, start);
+        Invocation<T> inv = new Invocation<>(settings, key, claim == null ? null : token, start, handler);
         inv.startWatchdog();
         inv.guardNanos += System.nanoTime() - start;
         try {
-            return transactions.run(() -> {
-                if (settings.ledger()) {
-                    long l0 = System.nanoTime();
-                    LedgerDecision decision = ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
-                    inv.guardNanos += System.nanoTime() - l0;
-                    if (decision != LedgerDecision.INSERTED) {
-                        inv.ledgerDecision = decision;
-                        // Leaves the transaction by exception so that it rolls back; caught below.
-                        throw new LedgerRefusal();
-                    }
-                }
-                return handler.call();
-            }, inv::completed);
+            return transactions.run(inv, inv);
         } catch (LedgerRefusal refusal) {
             if (inv.ledgerDecision == LedgerDecision.DUPLICATE) {
                 return null;
@@ -175,23 +163,29 @@ public final class GuardEngine {
         }
     }
 
-    /** State of one guarded message between claim and finalisation. */
-    private final class Invocation {
+    /**
+     * State of one guarded message between claim and finalisation. It is also the transactional
+     * work (ledger row, then handler), the transaction's completion callback and the lease renewal
+     * task: one object per message where lambdas would make four.
+     */
+    private final class Invocation<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion, Runnable {
         final ConsumerSettings settings;
         final MessageKey key;
         final String token; // null when running unclaimed under LEDGER_ONLY
         final long start;
+        private final TransactionRunner.Work<T> handler;
         volatile long guardNanos;
         volatile LedgerDecision ledgerDecision;
         volatile String reason = "";
         private ScheduledFuture<?> watchdog;
         private volatile boolean leaseLost;
 
-        Invocation(ConsumerSettings settings, MessageKey key, String token, long start) {
+        Invocation(ConsumerSettings settings, MessageKey key, String token, long start, TransactionRunner.Work<T> handler) {
             this.settings = settings;
             this.key = key;
             this.token = token;
             this.start = start;
+            this.handler = handler;
         }
 
         void startWatchdog() {
@@ -199,10 +193,28 @@ public final class GuardEngine {
                 return;
             }
             long period = Math.max(1, settings.lease().toMillis() / 3);
-            watchdog = scheduler.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+            watchdog = scheduler.scheduleAtFixedRate(this, period, period, TimeUnit.MILLISECONDS);
         }
 
-        private void renew() {
+        /** Inside the transaction: the ledger row first (when used), then the handler. */
+        @Override
+        public T call() throws Exception {
+            if (settings.ledger()) {
+                long l0 = System.nanoTime();
+                LedgerDecision decision = ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
+                guardNanos += System.nanoTime() - l0;
+                if (decision != LedgerDecision.INSERTED) {
+                    ledgerDecision = decision;
+                    // Leaves the transaction by exception so that it rolls back; caught in guard().
+                    throw new LedgerRefusal();
+                }
+            }
+            return handler.call();
+        }
+
+        /** Lease renewal, every lease/3 while the handler runs. */
+        @Override
+        public void run() {
             try {
                 if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.NOT_HOLDER) {
                     leaseLost = true;
@@ -215,7 +227,8 @@ public final class GuardEngine {
         }
 
         /** Called once, after the transaction completed. */
-        void completed(boolean committed) {
+        @Override
+        public void completed(boolean committed) {
             long f0 = System.nanoTime();
             if (watchdog != null) {
                 watchdog.cancel(false);
