@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every JMH benchmark and the Redis memory measurement in one go and prints one table
-# (see BENCHMARKS.md). Arguments go to JMH, e.g. `bench/run-jmh.sh -f 1 -i 3` for a quick look.
+# (see BENCHMARKS.md). Arguments go to JMH, e.g. `bench/run-jmh.sh -i 2 -r 1s` for a quick look;
+# BENCH_ROUNDS (default 3) sets how many times the whole suite runs (ratios are taken per round).
 #
 # - Builds the benchmarks (Maven profile `bench`; the WAR and `mvn verify` never see them).
 # - Starts a private redis-server on a free loopback port, pinned to CPU $BENCH_CPU, and stops it

@@ -1,6 +1,9 @@
 package dev.onceonly.bench;
 
 import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.HolderResult;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -13,13 +16,19 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The engine's own CPU cost per fresh message, with no network: key derivation (SHA-256 of the
- * body, the content key, SHA-256 of that, base64url), the fencing token, claim and complete on the
- * in-memory store, the lease watchdog scheduled and cancelled, and the outcome logic. The handler
- * does nothing. Run with {@code -prof gc} this also gives the guard's allocation per message.
+ * body, the content key, SHA-256 of that, base64url), the fencing token, claim and complete, the
+ * lease watchdog scheduled and cancelled, and the outcome logic. The handler does nothing. With
+ * {@code -prof gc} this is also the guard's allocation per message.
+ *
+ * <p>Two stores, to tell the engine from its store: {@code memory} is the in-memory store at the
+ * default bound (100,000 entries; past it every insert also evicts, which is where a benchmark of
+ * fresh messages keeps it), {@code none} answers every call at once and keeps nothing, so what is
+ * left is the engine alone.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -30,12 +39,15 @@ public class EngineBenchmark {
     @Param({"1024", "65536"})
     public int bodySize;
 
+    @Param({"memory", "none"})
+    public String store;
+
     private GuardFixture fixture;
 
     @Setup(Level.Trial)
     public void start() {
-        // Bounded like the default (onceonly.memory.max-entries): past it, every insert also evicts.
-        fixture = new GuardFixture(new InMemoryClaimStore(100_000, Clock.systemUTC()), bodySize);
+        ClaimStore claims = store.equals("memory") ? new InMemoryClaimStore(100_000, Clock.systemUTC()) : new NoStore();
+        fixture = new GuardFixture(claims, bodySize);
     }
 
     @TearDown(Level.Trial)
@@ -43,9 +55,41 @@ public class EngineBenchmark {
         fixture.close();
     }
 
-    /** One fresh message through {@code GuardEngine.guard} on the in-memory store. */
+    /** One fresh message through {@code GuardEngine.guard}. */
     @Benchmark
     public Boolean guardFreshMessage() throws Exception {
         return fixture.guardNext();
+    }
+
+    /** A store that costs nothing: every claim is acquired, every holder call applied. */
+    static final class NoStore implements ClaimStore {
+        @Override
+        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+            return ClaimResult.ACQUIRED;
+        }
+
+        @Override
+        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+            return HolderResult.APPLIED;
+        }
+
+        @Override
+        public HolderResult release(String key, String token) {
+            return HolderResult.APPLIED;
+        }
+
+        @Override
+        public HolderResult extend(String key, String token, Duration lease) {
+            return HolderResult.APPLIED;
+        }
+
+        @Override
+        public String name() {
+            return "none";
+        }
+
+        @Override
+        public void close() {
+        }
     }
 }

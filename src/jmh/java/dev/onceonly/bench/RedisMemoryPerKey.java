@@ -20,10 +20,11 @@ import java.util.Map;
  * divided by {@value #KEYS}, beside the same figure for a bare 36-character key with a TTL, in the
  * same Redis, one after the other. Not a JMH benchmark: memory is a count, not a timing.
  *
- * <p>The floor is the cheapest key Redis can hold with a TTL: a 36-character name and the value
- * {@code "1"}, which Redis keeps as a shared integer object, so no value allocation at all. The
- * claims are written through {@link RedisClaimStore} (claim, then complete) with keys from
- * {@link KeyDeriver}, so what is measured is exactly what production retains for 24 hours.
+ * <p>Two floors, both a 36-character name with a TTL: with a one-character value ({@code "v"}; the
+ * floor the targets are given against) and with the value {@code "1"}, which Redis keeps as a
+ * shared integer object and so is the cheapest key it can hold at all. The claims are written
+ * through {@link RedisClaimStore} (claim, then complete) with keys from {@link KeyDeriver}, so what
+ * is measured is exactly what production retains for 24 hours.
  */
 final class RedisMemoryPerKey {
 
@@ -42,24 +43,25 @@ final class RedisMemoryPerKey {
         this.store = new RedisClaimStore(client);
     }
 
-    /** The floor first, then DONE claims with the default (content) key, then with a message-id key. */
+    /** The floors first, then DONE claims with the default (content) key, then with a message-id key. */
     Figure[] measure() {
         return new Figure[] {
-                bareKeys(),
+                bareKeys("v"),
+                bareKeys("1"),
                 doneClaims("DONE claim, default key (content)", KeyStrategy.CONTENT),
                 doneClaims("DONE claim, message-id key", KeyStrategy.MESSAGE_ID),
         };
     }
 
-    private Figure bareKeys() {
+    private Figure bareKeys(String value) {
         SetParams ttl = SetParams.setParams().px(RETENTION_MILLIS);
         long before = emptyUsedMemory();
         try (AbstractPipeline p = client.pipelined()) {
             for (int i = 0; i < KEYS; i++) {
-                p.set(bareKey(i), "1", ttl);
+                p.set(bareKey(i), value, ttl);
             }
         }
-        return figure("bare 36-char key + TTL (floor)", bareKey(0), before);
+        return figure("bare 36-char key + TTL", bareKey(0), before);
     }
 
     /** 36 characters, distinct per i: a name of a typical length such as a UUID. */

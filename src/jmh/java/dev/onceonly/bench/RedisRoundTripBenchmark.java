@@ -43,6 +43,7 @@ public class RedisRoundTripBenchmark {
     /** The floor writes a value as long as the claim's {@code P<token>|}, so only the script differs. */
     static final String FLOOR_VALUE = "P" + TOKEN + "|";
     static final SetParams NX_PX_LEASE = SetParams.setParams().nx().px(LEASE.toMillis());
+    static final SetParams PX_RETENTION = SetParams.setParams().px(RETENTION.toMillis());
 
     /** One client and one store on it, for the whole trial. */
     @State(Scope.Benchmark)
@@ -156,6 +157,18 @@ public class RedisRoundTripBenchmark {
     @Benchmark
     public String floorSetNxPx(Redis redis, FreshKeys keys) {
         return redis.client.set(keys.next(), FLOOR_VALUE, NX_PX_LEASE);
+    }
+
+    /**
+     * The floor of two round trips: {@code SET NX PX} then {@code SET PX} of the same fresh key, the
+     * bare-command shape of claim + complete. Tells what two round trips in a row cost here, apart
+     * from what the claim store adds to them.
+     */
+    @Benchmark
+    public String floorTwoSets(Redis redis, FreshKeys keys) {
+        String key = keys.next();
+        redis.client.set(key, FLOOR_VALUE, NX_PX_LEASE);
+        return redis.client.set(key, "D", PX_RETENTION);
     }
 
     /** Claim of a fresh message: one {@code EVALSHA} of the claim script that takes the key. */
