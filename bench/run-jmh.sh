@@ -18,7 +18,7 @@ for tool in redis-server redis-cli taskset java mvn; do
   command -v "$tool" >/dev/null || { echo "run-jmh.sh: '$tool' is required" >&2; exit 1; }
 done
 
-mvn -q -B -Pbench -DskipTests test-compile
+mvn -q -B -Dstyle.color=never -Pbench -DskipTests test-compile
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
 
 port=""

@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The engine's own CPU cost per fresh message, with no network: key derivation (SHA-256 of the
  * body, the content key, SHA-256 of that, base64url), the fencing token, claim and complete, the
- * lease watchdog scheduled and cancelled, and the outcome logic. The handler does nothing. With
- * {@code -prof gc} this is also the guard's allocation per message.
+ * claim handed to the lease renewal sweep and taken back, and the outcome logic. The handler does
+ * nothing. With {@code -prof gc} this is also the guard's allocation per message.
  *
  * <p>Two stores, to tell the engine from its store: {@code memory} is the in-memory store at the
  * default bound (100,000 entries; past it every insert also evicts, which is where a benchmark of

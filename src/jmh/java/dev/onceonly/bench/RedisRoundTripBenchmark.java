@@ -192,7 +192,7 @@ public class RedisRoundTripBenchmark {
     }
 
     /**
-     * A whole guarded message on Redis (1 KB body): key derivation, claim, lease watchdog, handler,
+     * A whole guarded message on Redis (1 KB body): key derivation, claim, lease renewal sweep, handler,
      * complete. The end-to-end cost of the guard per message, and its allocation with Jedis included.
      */
     @Benchmark
