@@ -11,11 +11,11 @@ import jakarta.json.stream.JsonParsingException;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
@@ -39,7 +39,8 @@ public final class KeyDeriver {
     /** Bytes of the body hash kept as claim fingerprint: enough to tell two bodies apart. */
     private static final int FINGERPRINT_BYTES = 9;
 
-    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(KeyDeriver::newSha256);
+    private static final byte[] CONTENT_TAG = {'c', ':'};
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
     private final String prefix;
@@ -57,12 +58,25 @@ public final class KeyDeriver {
      * @throws KeyRejectedException when no key can be derived; the message is REJECTED
      */
     public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
-        byte[] bodySha = sha256(message.body());
-        String strategyKey = strategyKey(settings, message, parameterKey, bodySha);
-        boolean content = strategyKey.startsWith("c:");
-        byte[] digestBytes = Arrays.copyOf(sha256(strategyKey.getBytes(StandardCharsets.UTF_8)), DIGEST_BYTES);
-        String digest = B64.encodeToString(digestBytes);
-        String fingerprint = content ? "" : B64.encodeToString(Arrays.copyOf(bodySha, FINGERPRINT_BYTES));
+        Scratch scratch = SCRATCH.get();
+        MessageDigest md = scratch.sha256;
+        md.reset();
+        byte[] bodySha = md.digest(message.body());
+        String explicit = explicitKey(settings, message, parameterKey);
+        if (explicit == null) {
+            // The content key "c:<exchange>:<routing key>:<hex sha256(body)>", fed to the digest piece
+            // by piece: the same digest as hashing the whole string, without building it.
+            md.update(CONTENT_TAG);
+            md.update(escape(message.exchange(), "exchange").getBytes(StandardCharsets.UTF_8));
+            md.update((byte) ':');
+            md.update(escape(message.routingKey(), "routing key").getBytes(StandardCharsets.UTF_8));
+            md.update((byte) ':');
+            md.update(scratch.hex(bodySha));
+        } else {
+            md.update(explicit.getBytes(StandardCharsets.UTF_8));
+        }
+        String digest = scratch.base64Digest(md);
+        String fingerprint = explicit == null ? "" : B64.encodeToString(Arrays.copyOf(bodySha, FINGERPRINT_BYTES));
         return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, bodySha);
     }
 
@@ -75,7 +89,8 @@ public final class KeyDeriver {
         }
     }
 
-    private String strategyKey(ConsumerSettings s, MessageView m, Object parameterKey, byte[] bodySha) {
+    /** @return the tagged explicit key, or {@code null} for the content key */
+    private String explicitKey(ConsumerSettings s, MessageView m, Object parameterKey) {
         String explicit = switch (s.keyStrategy()) {
             case CONTENT -> null;
             case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id");
@@ -91,8 +106,7 @@ public final class KeyDeriver {
             // The tag keeps keys of different strategies apart: message-id "x" is not header value "x".
             return tag(s.keyStrategy()) + explicit;
         }
-        return "c:" + escape(m.exchange(), "exchange") + ':' + escape(m.routingKey(), "routing key") + ':'
-                + HexFormat.of().formatHex(bodySha);
+        return null;
     }
 
     /** @return the value, or null when missing and the consumer falls back to the content key */
@@ -180,10 +194,38 @@ public final class KeyDeriver {
         return name.replace("%", "%25").replace(":", "%3A");
     }
 
-    static byte[] sha256(byte[] data) {
-        MessageDigest md = SHA256.get();
-        md.reset();
-        return md.digest(data);
+    /**
+     * Per-thread digest and buffers: deriving a key allocates only what it returns (body hash,
+     * digest text, store key), which matters at one derivation per message.
+     */
+    private static final class Scratch {
+        private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+        final MessageDigest sha256 = newSha256();
+        private final byte[] hex = new byte[64];
+        private final byte[] sha = new byte[32];
+        private final byte[] head = new byte[DIGEST_BYTES];
+        private final byte[] base64 = new byte[22];
+
+        /** {@code sha256} as 64 lower-case hex digits, in a buffer reused by the next call. */
+        byte[] hex(byte[] sha256) {
+            for (int i = 0; i < 32; i++) {
+                hex[2 * i] = HEX[(sha256[i] >> 4) & 0xf];
+                hex[2 * i + 1] = HEX[sha256[i] & 0xf];
+            }
+            return hex;
+        }
+
+        /** Completes {@code md} and returns its first 16 bytes in base64url: 22 characters. */
+        String base64Digest(MessageDigest md) {
+            try {
+                md.digest(sha, 0, sha.length);
+            } catch (DigestException e) {
+                throw new IllegalStateException("SHA-256 digest does not fit 32 bytes", e);
+            }
+            System.arraycopy(sha, 0, head, 0, DIGEST_BYTES);
+            B64.encode(head, base64);
+            return new String(base64, StandardCharsets.ISO_8859_1);
+        }
     }
 
     private static MessageDigest newSha256() {

@@ -16,8 +16,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@link ClaimStore} in the JVM's memory, for development and tests only: claims are lost on
  * restart and not shared between instances. Bounded (least-recently-used keys are evicted beyond
- * {@code maxEntries}) with per-entry expiry, both by Caffeine. Each primitive is one atomic
- * {@code compute} on the key.
+ * {@code maxEntries}) with per-entry expiry, both by Caffeine; its maintenance runs on the caller's
+ * thread. {@code claim} is one atomic {@code compute} on the key; the holder-checked primitives read
+ * the entry, check the token, and change it by compare-and-set against exactly the entry they
+ * checked, so a concurrent change makes them answer {@code NOT_HOLDER}, never act on a stale read.
  */
 public final class InMemoryClaimStore implements ClaimStore {
 
@@ -33,6 +35,10 @@ public final class InMemoryClaimStore implements ClaimStore {
     public InMemoryClaimStore(long maxEntries, Clock clock) {
         this.clock = clock;
         this.cache = Caffeine.newBuilder()
+                // Maintenance (write-buffer drain, eviction, expiry) on the calling thread, amortised
+                // by Caffeine: no hand-off to ForkJoinPool.commonPool on every write (the biggest
+                // cost of a claim here, see BENCHMARKS.md), and no unmanaged pool threads in an EE server.
+                .executor(Runnable::run)
                 .maximumSize(maxEntries)
                 .ticker(this::nowNanos)
                 .expireAfter(new Expiry<String, Entry>() {
@@ -64,25 +70,23 @@ public final class InMemoryClaimStore implements ClaimStore {
         return TimeUnit.MILLISECONDS.toNanos(clock.millis());
     }
 
-    private Entry live(Entry e, long now) {
+    private static Entry live(Entry e, long now) {
         // Caffeine hides expired entries from compute already; the check keeps the contract explicit.
         return e == null || e.expiresAtNanos <= now ? null : e;
     }
 
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
-        ClaimResult[] result = new ClaimResult[1];
-        cache.asMap().compute(key, (k, existing) -> {
-            long now = nowNanos();
+        long now = nowNanos();
+        Entry mine = new Entry(ClaimState.IN_PROGRESS, token, fingerprint, now + lease.toNanos());
+        Entry held = cache.asMap().compute(key, (k, existing) -> {
             Entry e = live(existing, now);
-            if (e == null) {
-                result[0] = ClaimResult.ACQUIRED;
-                return new Entry(ClaimState.IN_PROGRESS, token, fingerprint, now + lease.toNanos());
-            }
-            result[0] = e.state == ClaimState.DONE ? ClaimResult.done(e.fingerprint) : ClaimResult.inProgress(e.fingerprint);
-            return e;
+            return e == null ? mine : e;
         });
-        return result[0];
+        if (held == mine) {
+            return ClaimResult.ACQUIRED;
+        }
+        return held.state == ClaimState.DONE ? ClaimResult.done(held.fingerprint) : ClaimResult.inProgress(held.fingerprint);
     }
 
     @Override
@@ -105,17 +109,14 @@ public final class InMemoryClaimStore implements ClaimStore {
     }
 
     private HolderResult ifHolder(String key, String token, Change change) {
-        HolderResult[] result = {HolderResult.NOT_HOLDER};
-        cache.asMap().computeIfPresent(key, (k, existing) -> {
-            long now = nowNanos();
-            Entry e = live(existing, now);
-            if (e == null || e.state != ClaimState.IN_PROGRESS || !e.token.equals(token)) {
-                return e;
-            }
-            result[0] = HolderResult.APPLIED;
-            return change.apply(e, now);
-        });
-        return result[0];
+        long now = nowNanos();
+        Entry held = live(cache.getIfPresent(key), now);
+        if (held == null || held.state != ClaimState.IN_PROGRESS || !held.token.equals(token)) {
+            return HolderResult.NOT_HOLDER;
+        }
+        Entry next = change.apply(held, now);
+        boolean applied = next == null ? cache.asMap().remove(key, held) : cache.asMap().replace(key, held, next);
+        return applied ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
     }
 
     @Override

@@ -202,4 +202,43 @@ class GuardEngineTest {
         assertNull(handle(shortLease, message("slow")), "done after the holder finished");
         assertEquals(0, runs.get());
     }
+
+    /**
+     * Real time: one sweep renews every held claim, and a consumer with a shorter lease than any
+     * seen before makes it run more often. The long-lease holder starts the sweep (every 200 ms);
+     * the 150 ms lease would expire during its 900 ms handler unless the sweep speeds up.
+     */
+    @Test
+    void renewalSweepSpeedsUpForAShorterLease() throws Exception {
+        store = new InMemoryClaimStore(1000, Clock.systemUTC());
+        engine = engineOn(store);
+        ConsumerSettings longLease = settings.withLease(Duration.ofMillis(1200));
+        ConsumerSettings shortLease = settings.withLease(Duration.ofMillis(150));
+        CountDownLatch longStarted = new CountDownLatch(1);
+        CompletableFuture<Object> slowLong = slowHandler(longLease, "long", longStarted);
+        assertTrue(longStarted.await(5, TimeUnit.SECONDS));
+        CountDownLatch shortStarted = new CountDownLatch(1);
+        CompletableFuture<Object> slowShort = slowHandler(shortLease, "short", shortStarted);
+        assertTrue(shortStarted.await(5, TimeUnit.SECONDS));
+        Thread.sleep(500); // past three short leases
+        assertEquals(Outcome.BUSY, assertThrows(MessageRefusedException.class, () -> handle(shortLease, message("short"))).outcome());
+        assertEquals(Outcome.BUSY, assertThrows(MessageRefusedException.class, () -> handle(longLease, message("long"))).outcome());
+        assertEquals("done", slowShort.get(10, TimeUnit.SECONDS));
+        assertEquals("done", slowLong.get(10, TimeUnit.SECONDS));
+        assertEquals(0, runs.get());
+    }
+
+    private CompletableFuture<Object> slowHandler(ConsumerSettings s, String body, CountDownLatch started) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return engine.guard(s, message(body), null, () -> {
+                    started.countDown();
+                    Thread.sleep(900);
+                    return "done";
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
 }

@@ -1,0 +1,248 @@
+package dev.onceonly.bench;
+
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import redis.clients.jedis.RedisClient;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
+
+/**
+ * Runs every benchmark, then the Redis memory measurement, and prints one table: each figure as
+ * measured, as a ratio to its floor, and against its target. Started by {@code bench/run-jmh.sh}.
+ *
+ * <p>The suite runs in {@code BENCH_ROUNDS} rounds (default 3), each round every benchmark once
+ * (one fork), so floor and candidate are measured minutes apart at most, whatever the other
+ * tenants of this machine do meanwhile. Each ratio is computed within a round; the table gives the
+ * median over rounds and every round's value.
+ *
+ * <p>Arguments are JMH's own command-line options and override the defaults set here (for example
+ * {@code -i 2} for a quick look, or {@code -prof stack} to add a profiler; {@code -prof gc} and
+ * {@link CpuTimeProfiler} are always on because the table needs them). Raw results go to
+ * {@code target/bench/round-N.json}, the table to {@code target/bench/report.md}.
+ */
+public final class BenchMain {
+
+    private static final Path OUT = Path.of("target", "bench");
+
+    private BenchMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Files.createDirectories(OUT);
+        CommandLineOptions cli = new CommandLineOptions(args);
+        int rounds = Integer.parseInt(System.getenv().getOrDefault("BENCH_ROUNDS", "3"));
+        String loadBefore = loadAverage();
+        List<Map<String, RunResult>> results = new ArrayList<>();
+        for (int round = 1; round <= rounds; round++) {
+            System.out.printf(Locale.ROOT, "%n# OnceOnly benchmarks, round %d of %d (load %s)%n", round, rounds, loadAverage());
+            Map<String, RunResult> byLabel = new HashMap<>();
+            for (RunResult r : new Runner(options(cli, round)).run()) {
+                byLabel.put(label(r), r);
+            }
+            results.add(byLabel);
+        }
+        RedisMemoryPerKey.Figure[] memory;
+        try (RedisClient client = BenchRedis.client()) {
+            memory = new RedisMemoryPerKey(client).measure();
+        }
+        String report = new Report(results, memory).render(loadBefore, loadAverage());
+        Files.writeString(OUT.resolve("report.md"), report);
+        System.out.println();
+        System.out.println(report);
+    }
+
+    private static Options options(CommandLineOptions cli, int round) {
+        ChainedOptionsBuilder b = new OptionsBuilder().parent(cli)
+                .addProfiler(GCProfiler.class)
+                .addProfiler(CpuTimeProfiler.class)
+                .resultFormat(ResultFormatType.JSON)
+                .result(OUT.resolve("round-" + round + ".json").toString());
+        if (cli.getIncludes().isEmpty()) {
+            b.include(RedisRoundTripBenchmark.class.getSimpleName()).include(EngineBenchmark.class.getSimpleName());
+        }
+        if (!cli.getForkCount().hasValue()) {
+            b.forks(1);
+        }
+        if (!cli.getWarmupIterations().hasValue()) {
+            b.warmupIterations(3);
+        }
+        if (!cli.getWarmupTime().hasValue()) {
+            b.warmupTime(TimeValue.seconds(2));
+        }
+        if (!cli.getMeasurementIterations().hasValue()) {
+            b.measurementIterations(4);
+        }
+        if (!cli.getMeasurementTime().hasValue()) {
+            b.measurementTime(TimeValue.seconds(3));
+        }
+        return b.build();
+    }
+
+    /** {@code Class.method} plus parameter values, e.g. {@code EngineBenchmark.guardFreshMessage:1024:none}. */
+    private static String label(RunResult r) {
+        String name = r.getParams().getBenchmark();
+        String shortName = name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1);
+        return shortName + r.getParams().getParamsKeys().stream()
+                .map(k -> ":" + r.getParams().getParam(k)).collect(Collectors.joining());
+    }
+
+    private static String loadAverage() throws IOException {
+        String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
+        return f[0] + " " + f[1] + " " + f[2];
+    }
+
+    /** The table: every figure as measured, as a ratio to its floor, and against its target. */
+    private record Report(List<Map<String, RunResult>> rounds, RedisMemoryPerKey.Figure[] memory) {
+
+        private static final String FLOOR = "RedisRoundTripBenchmark.floorSetNxPx";
+        private static final String GUARD_REDIS = "RedisRoundTripBenchmark.guardFreshMessage";
+
+        String render(String loadBefore, String loadAfter) {
+            List<String> t = new ArrayList<>();
+            t.add("load average (1/5/15 min) before: " + loadBefore + ", after: " + loadAfter + "; "
+                    + rounds.size() + " rounds, medians over rounds, per-round values in brackets");
+            t.add("");
+            t.add("| # | benchmark | measured | ratio to floor | target | result | JVM CPU/op | alloc/op |");
+            t.add("|---|---|---|---|---|---|---|---|");
+            redis(t, "1", "floor: bare `SET key v NX PX 30000`, p50", FLOOR, Double.NaN);
+            redis(t, "2", "claim, fresh message, p50", "RedisRoundTripBenchmark.claimFresh", 1.15);
+            redis(t, "1b", "two bare SETs of one key (`NX PX`, then `PX`), p50", "RedisRoundTripBenchmark.floorTwoSets", Double.NaN);
+            redis(t, "3", "claim + complete, fresh message, p50", "RedisRoundTripBenchmark.claimAndComplete", 2.2);
+            redis(t, "4", "claim of a DONE message (duplicate), p50", "RedisRoundTripBenchmark.claimDuplicate", 1.1);
+            redis(t, "-", "whole guarded 1 KB message on Redis, p50", GUARD_REDIS, Double.NaN);
+            engine(t, "5", "engine + in-memory store, 1 KB", "EngineBenchmark.guardFreshMessage:1024:memory", 5_000);
+            engine(t, "5", "engine alone (store keeps nothing), 1 KB", "EngineBenchmark.guardFreshMessage:1024:none", Double.NaN);
+            engine(t, "5", "engine + in-memory store, 64 KB", "EngineBenchmark.guardFreshMessage:65536:memory", Double.NaN);
+            engine(t, "5", "engine alone (store keeps nothing), 64 KB", "EngineBenchmark.guardFreshMessage:65536:none", Double.NaN);
+            allocation(t);
+            memory(t);
+            t.add("");
+            t.add("Redis rows: median (p50) of per-call samples; ratio = p50 / floor p50 within a round. Engine rows: "
+                    + "wall-clock average and JVM CPU time (all threads) per message; the target is judged on CPU time.");
+            return String.join("\n", t) + "\n";
+        }
+
+        private void redis(List<String> t, String n, String what, String label, double target) {
+            List<Double> p50 = values(label, r -> r.getPrimaryResult().getStatistics().getPercentile(50));
+            if (p50.isEmpty()) {
+                return;
+            }
+            List<Double> ratio = ratios(label, FLOOR, r -> r.getPrimaryResult().getStatistics().getPercentile(50));
+            double med = median(ratio);
+            t.add(String.format(Locale.ROOT, "| %s | %s | %.1f us %s | %.2fx %s | %s | %s | %.1f us | %.0f B |",
+                    n, what, median(p50), list(p50, "%.1f"), med, list(ratio, "%.2f"),
+                    Double.isNaN(target) ? "" : "<= " + target + "x", Double.isNaN(target) ? "" : verdict(med <= target),
+                    median(values(label, r -> secondary(r, "cpu.time.norm"))) / 1000,
+                    median(values(label, r -> secondary(r, "gc.alloc.rate.norm")))));
+        }
+
+        private void engine(List<String> t, String n, String what, String label, double targetNanos) {
+            List<Double> wall = values(label, r -> r.getPrimaryResult().getScore());
+            if (wall.isEmpty()) {
+                return;
+            }
+            List<Double> cpu = values(label, r -> secondary(r, "cpu.time.norm"));
+            t.add(String.format(Locale.ROOT, "| %s | %s | %.2f us wall %s | | %s | %s | %.2f us %s | %.0f B |",
+                    n, what, median(wall) / 1000, list(scaled(wall), "%.2f"),
+                    Double.isNaN(targetNanos) ? "" : "<= " + (targetNanos / 1000) + " us CPU",
+                    Double.isNaN(targetNanos) ? "" : verdict(median(cpu) <= targetNanos),
+                    median(cpu) / 1000, list(scaled(cpu), "%.2f"),
+                    median(values(label, r -> secondary(r, "gc.alloc.rate.norm")))));
+        }
+
+        private void allocation(List<String> t) {
+            ToDoubleFunction<RunResult> alloc = r -> secondary(r, "gc.alloc.rate.norm");
+            List<Double> memory = values("EngineBenchmark.guardFreshMessage:1024:memory", alloc);
+            if (!memory.isEmpty()) {
+                double a = median(memory);
+                t.add(String.format(Locale.ROOT, "| 6 | allocation per guarded 1 KB message, in-memory store | %.0f B %s | | <= 1536 B | %s | | |",
+                        a, list(memory, "%.0f"), verdict(a <= 1536)));
+            }
+            List<Double> redis = values(GUARD_REDIS, alloc);
+            List<Double> twoSets = values("RedisRoundTripBenchmark.floorTwoSets", alloc);
+            if (!redis.isEmpty() && !twoSets.isEmpty()) {
+                t.add(String.format(Locale.ROOT, "| 6 | allocation per guarded 1 KB message, Redis store: all / over two bare SETs (row 1b) "
+                        + "| %.0f B / %.0f B | | | | | |", median(redis), median(redis) - median(twoSets)));
+            }
+        }
+
+        private void memory(List<String> t) {
+            double floor = memory[0].bytesPerKey();
+            double intFloor = memory[1].bytesPerKey();
+            for (RedisMemoryPerKey.Figure m : memory) {
+                double ratio = m.bytesPerKey() / floor;
+                boolean targeted = m.what().contains("default key");
+                t.add(String.format(Locale.ROOT, "| 7 | %s: key %d chars, value `%s` (MEMORY USAGE %d B) | %.1f B/key | %.2fx (%.2fx of the `1` floor) | %s | %s | | |",
+                        m.what(), m.keyLength(), m.sampleValue(), m.memoryUsage(), m.bytesPerKey(), ratio,
+                        m.bytesPerKey() / intFloor, targeted ? "<= 1.2x" : "", targeted ? verdict(ratio <= 1.2) : ""));
+            }
+        }
+
+        private List<Double> values(String label, ToDoubleFunction<RunResult> f) {
+            List<Double> v = new ArrayList<>();
+            for (Map<String, RunResult> round : rounds) {
+                RunResult r = round.get(label);
+                if (r != null) {
+                    v.add(f.applyAsDouble(r));
+                }
+            }
+            return v;
+        }
+
+        private List<Double> ratios(String label, String floorLabel, ToDoubleFunction<RunResult> f) {
+            List<Double> v = new ArrayList<>();
+            for (Map<String, RunResult> round : rounds) {
+                RunResult r = round.get(label);
+                RunResult floor = round.get(floorLabel);
+                if (r != null && floor != null) {
+                    v.add(f.applyAsDouble(r) / f.applyAsDouble(floor));
+                }
+            }
+            return v;
+        }
+
+        private static double secondary(RunResult r, String name) {
+            Result<?> s = r.getSecondaryResults().get(name);
+            return s == null ? Double.NaN : s.getScore();
+        }
+
+        private static List<Double> scaled(List<Double> nanos) {
+            return nanos.stream().map(v -> v / 1000).toList();
+        }
+
+        private static double median(List<Double> v) {
+            if (v.isEmpty()) {
+                return Double.NaN;
+            }
+            List<Double> s = v.stream().sorted().toList();
+            int n = s.size();
+            return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+        }
+
+        private static String list(List<Double> v, String format) {
+            return v.stream().map(x -> String.format(Locale.ROOT, format, x)).collect(Collectors.joining(", ", "(", ")"));
+        }
+
+        private static String verdict(boolean met) {
+            return met ? "met" : "MISSED";
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.onceonly.bench;
+
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.GuardEngine;
+import dev.onceonly.engine.GuardListener;
+import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.TransactionRunner;
+
+import java.util.Map;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+
+/**
+ * A {@link GuardEngine} as the CDI layer builds it for one consumer with the defaults (content key,
+ * 30 s lease, 24 h retention, no ledger, no transaction), and a message whose body changes on every
+ * call, so each call is a fresh message: derive the key, claim, run the handler, complete.
+ */
+final class GuardFixture implements AutoCloseable {
+
+    static final String CONSUMER = "orders";
+    /** The handler: does nothing, allocates nothing, so what is measured is the guard. */
+    private static final TransactionRunner.Work<Boolean> HANDLER = () -> Boolean.TRUE;
+
+    /** Runs the engine's lease renewal sweep (every 5 s with the default 30 s lease; idle here). */
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final GuardEngine engine;
+    private final ConsumerSettings settings = ConsumerSettings.defaults(CONSUMER, KeyStrategy.CONTENT);
+    private final byte[] body;
+    private final MessageView message;
+    private long sequence;
+
+    GuardFixture(ClaimStore store, int bodySize) {
+        scheduler = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "onceonly-bench-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
+        engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, GuardListener.NONE, new KeyDeriver("oo:"));
+        body = new byte[bodySize];
+        for (int i = 0; i < bodySize; i++) {
+            body[i] = (byte) ('a' + i % 26);
+        }
+        message = MessageView.of("orders", "order.placed", null, Map.of(), body);
+    }
+
+    /** Guards the next fresh message; returns what the handler returned ({@code TRUE}). */
+    Boolean guardNext() throws Exception {
+        long n = ++sequence;
+        for (int i = 0; i < 8; i++) {
+            body[i] = (byte) (n >>> (8 * i));
+        }
+        return engine.guard(settings, message, null, HANDLER);
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+    }
+}

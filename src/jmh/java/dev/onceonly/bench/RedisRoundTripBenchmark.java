@@ -1,0 +1,202 @@
+package dev.onceonly.bench;
+
+import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.HolderResult;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.params.SetParams;
+
+import java.time.Duration;
+import java.util.Base64;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the Redis claim store costs against the physical floor: one bare {@code SET NX PX} round
+ * trip through the same pooled Jedis client, to the same private pinned Redis, in the same run.
+ * One client thread, no pipelining: the latency a single consumer sees per message.
+ *
+ * <p>Sampled per call ({@link Mode#SampleTime}); the figure of record is the median, because on a
+ * shared machine a preempted call lands in the tail, not in the middle. Keys have the shape of the
+ * default format ({@code oo:<consumer>:<22 base64url chars>}), and every benchmark pays the same
+ * key generation, so the ratios isolate what the store adds: {@code EVALSHA} instead of a plain
+ * command, the script's work in Redis, and the encoding and parsing around it.
+ */
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class RedisRoundTripBenchmark {
+
+    static final Duration LEASE = Duration.ofSeconds(30);
+    static final Duration RETENTION = Duration.ofHours(24);
+    /** A fencing token as long as the engine's (21 characters): the claim value's length matters. */
+    static final String TOKEN = "q3Ru8-ZcWb1xT0kLm_9aP";
+    /** The floor writes a value as long as the claim's {@code P<token>|}, so only the script differs. */
+    static final String FLOOR_VALUE = "P" + TOKEN + "|";
+    static final SetParams NX_PX_LEASE = SetParams.setParams().nx().px(LEASE.toMillis());
+    static final SetParams PX_RETENTION = SetParams.setParams().px(RETENTION.toMillis());
+
+    /** One client and one store on it, for the whole trial. */
+    @State(Scope.Benchmark)
+    public static class Redis {
+        RedisClient client;
+        RedisClaimStore store;
+
+        @Setup(Level.Trial)
+        public void connect() {
+            client = BenchRedis.client();
+            store = new RedisClaimStore(client);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            store.close();
+        }
+    }
+
+    /**
+     * Keys never used before. Redis is flushed before each iteration, so every iteration starts from
+     * the same empty keyspace and nothing expires while it is measured (iterations are far shorter
+     * than the 30 s lease).
+     */
+    @State(Scope.Thread)
+    public static class FreshKeys {
+        final KeySource keys = new KeySource(ThreadLocalRandom.current().nextLong());
+
+        @Setup(Level.Iteration)
+        public void flush(Redis redis) {
+            redis.client.flushAll();
+        }
+
+        String next() {
+            return keys.next();
+        }
+    }
+
+    /** {@value #COUNT} keys claimed and completed once; the benchmark claims them again, round robin. */
+    @State(Scope.Thread)
+    public static class DoneKeys {
+        static final int COUNT = 1 << 14;
+        final KeySource keys = new KeySource(ThreadLocalRandom.current().nextLong());
+        private int next;
+
+        @Setup(Level.Trial)
+        public void complete(Redis redis) {
+            redis.client.flushAll();
+            for (int i = 0; i < COUNT; i++) {
+                String key = keys.nth(i);
+                if (redis.store.claim(key, TOKEN, "", LEASE) != ClaimResult.ACQUIRED
+                        || redis.store.complete(key, TOKEN, "", RETENTION) != HolderResult.APPLIED) {
+                    throw new IllegalStateException("could not prepare done key " + key);
+                }
+            }
+        }
+
+        String next() {
+            return keys.nth(next++ & (COUNT - 1));
+        }
+    }
+
+    /** A guard engine on the Redis store, for the whole guarded message. */
+    @State(Scope.Thread)
+    public static class GuardOnRedis {
+        GuardFixture fixture;
+
+        @Setup(Level.Trial)
+        public void start(Redis redis) {
+            fixture = new GuardFixture(redis.store, 1024);
+        }
+
+        @Setup(Level.Iteration)
+        public void flush(Redis redis) {
+            redis.client.flushAll();
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() {
+            fixture.close();
+        }
+    }
+
+    /** Keys in the default format's shape: a fixed prefix and 16 bytes (run, counter) in base64url. */
+    static final class KeySource {
+        private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+        private final byte[] id = new byte[16];
+        private long counter;
+
+        KeySource(long run) {
+            putLong(0, run);
+        }
+
+        String next() {
+            return nth(counter++);
+        }
+
+        String nth(long n) {
+            putLong(8, n);
+            return "oo:" + GuardFixture.CONSUMER + ":" + B64.encodeToString(id);
+        }
+
+        private void putLong(int offset, long v) {
+            for (int i = 0; i < 8; i++) {
+                id[offset + i] = (byte) (v >>> (8 * i));
+            }
+        }
+    }
+
+    /** The floor: one bare {@code SET key value NX PX 30000} of a fresh key, one round trip. */
+    @Benchmark
+    public String floorSetNxPx(Redis redis, FreshKeys keys) {
+        return redis.client.set(keys.next(), FLOOR_VALUE, NX_PX_LEASE);
+    }
+
+    /**
+     * The floor of two round trips: {@code SET NX PX} then {@code SET PX} of the same fresh key, the
+     * bare-command shape of claim + complete. Tells what two round trips in a row cost here, apart
+     * from what the claim store adds to them.
+     */
+    @Benchmark
+    public String floorTwoSets(Redis redis, FreshKeys keys) {
+        String key = keys.next();
+        redis.client.set(key, FLOOR_VALUE, NX_PX_LEASE);
+        return redis.client.set(key, "D", PX_RETENTION);
+    }
+
+    /** Claim of a fresh message: one {@code EVALSHA} of the claim script that takes the key. */
+    @Benchmark
+    public ClaimResult claimFresh(Redis redis, FreshKeys keys) {
+        return redis.store.claim(keys.next(), TOKEN, "", LEASE);
+    }
+
+    /** Claim then complete of a fresh message: the two round trips of a processed message. */
+    @Benchmark
+    public HolderResult claimAndComplete(Redis redis, FreshKeys keys) {
+        String key = keys.next();
+        redis.store.claim(key, TOKEN, "", LEASE);
+        return redis.store.complete(key, TOKEN, "", RETENTION);
+    }
+
+    /** Claim of a message already done: the duplicate path, one round trip answering DONE. */
+    @Benchmark
+    public ClaimState claimDuplicate(Redis redis, DoneKeys keys) {
+        return redis.store.claim(keys.next(), TOKEN, "", LEASE).state();
+    }
+
+    /**
+     * A whole guarded message on Redis (1 KB body): key derivation, claim, lease renewal sweep, handler,
+     * complete. The end-to-end cost of the guard per message, and its allocation with Jedis included.
+     */
+    @Benchmark
+    public Boolean guardFreshMessage(GuardOnRedis guard) throws Exception {
+        return guard.fixture.guardNext();
+    }
+}
