@@ -13,6 +13,7 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
@@ -104,6 +105,10 @@ public final class RedisClaimStore implements ClaimStore {
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(s.poolSize());
         pool.setMaxIdle(s.poolSize());
+        // Idle connections are checked every few seconds, so connections a Redis restart broke are
+        // found before a message needs them (a PING per idle connection, off the message path).
+        pool.setTestWhileIdle(true);
+        pool.setTimeBetweenEvictionRuns(Duration.ofSeconds(5));
         Set<HostAndPort> nodes = new LinkedHashSet<>();
         s.nodes().forEach(n -> nodes.add(HostAndPort.from(n)));
         return switch (s.mode()) {
@@ -136,6 +141,10 @@ public final class RedisClaimStore implements ClaimStore {
             return ClaimResult.ACQUIRED;
         }
         String value = (String) v;
+        if (value.startsWith(holderPrefix(token))) {
+            // Our own claim: a first attempt whose reply was lost (see call) did take the key.
+            return ClaimResult.ACQUIRED;
+        }
         if (value.startsWith("D")) {
             return ClaimResult.done(value.substring(1));
         }
@@ -177,16 +186,28 @@ public final class RedisClaimStore implements ClaimStore {
     }
 
     private Object call(Script script, String operation, String key, String... args) {
+        String[] keyAndArgs = prepend(key, args);
         try {
             try {
-                return redis.evalsha(script.sha, 1, prepend(key, args));
-            } catch (JedisNoScriptException e) {
-                // Script cache lost (restart, fail-over, SCRIPT FLUSH): load it on the key's node, retry once.
-                redis.scriptLoad(script.source, key);
-                return redis.evalsha(script.sha, 1, prepend(key, args));
+                return evalsha(script, key, keyAndArgs);
+            } catch (JedisConnectionException e) {
+                // A pooled connection Redis closed meanwhile (restart, fail-over, idle timeout): the
+                // pool drops it; one retry on another connection. Safe to repeat: claim recognises
+                // its own token, and the holder-checked scripts change nothing a second time.
+                return evalsha(script, key, keyAndArgs);
             }
         } catch (JedisException e) {
             throw new ClaimStoreException(name(), operation, e);
+        }
+    }
+
+    private Object evalsha(Script script, String key, String[] keyAndArgs) {
+        try {
+            return redis.evalsha(script.sha, 1, keyAndArgs);
+        } catch (JedisNoScriptException e) {
+            // Script cache lost (restart, fail-over, SCRIPT FLUSH): load it on the key's node, retry once.
+            redis.scriptLoad(script.source, key);
+            return redis.evalsha(script.sha, 1, keyAndArgs);
         }
     }
 

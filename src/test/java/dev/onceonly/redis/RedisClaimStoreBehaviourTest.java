@@ -73,6 +73,19 @@ class RedisClaimStoreBehaviourTest {
         assertEquals(1, duplicate, "commands for a duplicate");
     }
 
+    /** Connections Redis dropped (as after a restart) cost no message: the store retries once on a fresh one. */
+    @Test
+    void connectionsRedisClosedAreReplacedWithoutFailingTheCall() throws Exception {
+        try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
+             RedisClaimStore ownStore = new RedisClaimStore(own.client())) {
+            assertEquals(ClaimResult.ACQUIRED, ownStore.claim("k1", "t1", "fp", Duration.ofSeconds(5)));
+            ownAdmin.clientKill(new redis.clients.jedis.params.ClientKillParams()
+                    .type(redis.clients.jedis.args.ClientType.NORMAL).skipMe(redis.clients.jedis.params.ClientKillParams.SkipMe.YES));
+            assertEquals(ClaimResult.ACQUIRED, ownStore.claim("k2", "t1", "fp", Duration.ofSeconds(5)));
+            assertEquals(HolderResult.APPLIED, ownStore.complete("k2", "t1", "fp", Duration.ofSeconds(5)));
+        }
+    }
+
     @Test
     void aValueOnceOnlyDidNotWriteIsAStoreErrorNotAGuess() {
         admin.set(prefix + "foreign", "something else");
