@@ -68,6 +68,7 @@ public class OnceOnlyRuntime {
     private ScheduledExecutorService ownScheduler;
     private ScheduledFuture<?> ledgerPurge;
     private ClaimStore store;
+    private Ledger ledger;
     private GuardEngine engine;
     private boolean enabled;
 
@@ -89,7 +90,7 @@ public class OnceOnlyRuntime {
         List<String> ledgerConsumers = extension.methods().values().stream()
                 .map(GuardedMethod::settings).filter(ConsumerSettings::ledger).map(ConsumerSettings::consumer).sorted().toList();
         // Before the claim store: a ledger that cannot work stops the start with nothing to close.
-        Ledger ledger = ledgerConsumers.isEmpty() ? null : startLedger(ledgerConsumers, tx, scheduler);
+        ledger = ledgerConsumers.isEmpty() ? null : startLedger(ledgerConsumers, tx, scheduler);
         store = global.store().equals("memory")
                 ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
                 : RedisClaimStore.connect(global.redis());
@@ -182,6 +183,30 @@ public class OnceOnlyRuntime {
     /** The claim store in use (health checks, diagnostics). */
     public ClaimStore store() {
         return store;
+    }
+
+    /** Readiness of the ledger (when a consumer uses it): its datasource answers and its table is there. */
+    @Produces
+    HealthProbe ledgerProbe() {
+        return new HealthProbe() {
+            @Override
+            public String name() {
+                return "ledger";
+            }
+
+            @Override
+            public Optional<String> problem() {
+                if (ledger == null) {
+                    return Optional.empty();
+                }
+                try {
+                    ledger.checkReady();
+                    return Optional.empty();
+                } catch (RuntimeException e) {
+                    return Optional.of("datasource or table not usable (" + e.getClass().getSimpleName() + ")");
+                }
+            }
+        };
     }
 
     /** Readiness of the claim store: Redis must answer a PING; the in-memory store always can. */

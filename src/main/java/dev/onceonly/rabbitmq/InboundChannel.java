@@ -81,8 +81,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private volatile Subscriber<? super Message<?>> subscriber;
     private final AtomicInteger requeuedAtStop = new AtomicInteger();
     private volatile int inFlightAtStop;
-    private Connection consumeConnection;
-    private Connection publishConnection;
+    private volatile Connection consumeConnection;
+    private volatile Connection publishConnection;
     private volatile ConfirmingPublisher publisher;
 
     InboundChannel(IncomingSettings settings, RabbitResources resources) {
@@ -176,6 +176,13 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     }
 
     // ---------------------------------------------------------------- lifecycle
+
+    @Override
+    boolean connected() {
+        Connection consume = consumeConnection;
+        Connection publish = publishConnection;
+        return consume != null && consume.isOpen() && publish != null && publish.isOpen();
+    }
 
     @Override
     void open() throws IOException, TimeoutException {

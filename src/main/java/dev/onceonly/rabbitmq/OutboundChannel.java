@@ -32,11 +32,17 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
     private volatile Subscription subscription;
     private volatile ConfirmingPublisher publisher;
     private boolean demandStarted;
-    private Connection connection;
+    private volatile Connection connection;
 
     OutboundChannel(OutgoingSettings settings, RabbitResources resources) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
+    }
+
+    @Override
+    boolean connected() {
+        Connection c = connection;
+        return c != null && c.isOpen();
     }
 
     @Override

@@ -19,7 +19,11 @@ import org.eclipse.microprofile.reactive.streams.operators.PublisherBuilder;
 import org.eclipse.microprofile.reactive.streams.operators.ReactiveStreams;
 import org.eclipse.microprofile.reactive.streams.operators.SubscriberBuilder;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import dev.onceonly.spi.HealthProbe;
+import jakarta.enterprise.inject.Produces;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -112,6 +116,25 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     /** Lets a dead letter name the guard's consumer and key when a guarded method failed. */
     void onGuardEvent(@Observes(notifyObserver = Reception.IF_EXISTS) GuardEvent event) {
         InboundChannel.guardDecided(event);
+    }
+
+    /** Readiness: every channel's broker connections are open (amqp-client recovers them after a drop). */
+    @Produces
+    HealthProbe brokerProbe() {
+        return new HealthProbe() {
+            @Override
+            public String name() {
+                return "rabbitmq";
+            }
+
+            @Override
+            public Optional<String> problem() {
+                List<String> down = new ArrayList<>();
+                inbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
+                outbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
+                return down.isEmpty() ? Optional.empty() : Optional.of("not connected: channel(s) " + String.join(", ", down));
+            }
+        };
     }
 
     private synchronized void startIfRunning(Runnable start) {

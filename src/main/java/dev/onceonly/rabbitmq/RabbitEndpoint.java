@@ -62,6 +62,9 @@ abstract class RabbitEndpoint {
         opened();
     }
 
+    /** Whether every connection of this channel is open now (readiness); false while connecting or recovering. */
+    abstract boolean connected();
+
     /** Opens connections, declares topology, starts consuming. Runs under {@link #lifecycle}. */
     abstract void open() throws IOException, TimeoutException;
 

@@ -63,7 +63,8 @@ class ObservabilityIT {
 
     @Test
     void readinessGoesDownWithRedisAndComesBackWhileLivenessStaysUp() throws Exception {
-        assertTrue(get("/health/ready").body().contains("\"status\":\"UP\""));
+        String ready = get("/health/ready").body();
+        assertTrue(ready.contains("\"status\":\"UP\"") && ready.contains("\"ledger\":\"UP\"") && ready.contains("\"rabbitmq\":\"UP\""), ready);
         int port = Integer.getInteger("onceonly.test.redis.port", 6390);
         exec("redis-cli", "-p", Integer.toString(port), "shutdown", "nosave");
         try {
