@@ -188,43 +188,23 @@ public class OnceOnlyRuntime {
     /** Readiness of the ledger (when a consumer uses it): its datasource answers and its table is there. */
     @Produces
     HealthProbe ledgerProbe() {
-        return new HealthProbe() {
-            @Override
-            public String name() {
-                return "ledger";
+        return HealthProbe.of("ledger", () -> {
+            if (ledger == null) {
+                return Optional.empty();
             }
-
-            @Override
-            public Optional<String> problem() {
-                if (ledger == null) {
-                    return Optional.empty();
-                }
-                try {
-                    ledger.checkReady();
-                    return Optional.empty();
-                } catch (RuntimeException e) {
-                    return Optional.of("datasource or table not usable (" + e.getClass().getSimpleName() + ")");
-                }
+            try {
+                ledger.checkReady();
+                return Optional.empty();
+            } catch (RuntimeException e) {
+                return Optional.of("datasource or table not usable (" + e.getClass().getSimpleName() + ")");
             }
-        };
+        });
     }
 
     /** Readiness of the claim store: Redis must answer a PING; the in-memory store always can. */
     @Produces
     HealthProbe storeProbe() {
-        return new HealthProbe() {
-            @Override
-            public String name() {
-                return "claim-store:" + store.name();
-            }
-
-            @Override
-            public Optional<String> problem() {
-                if (store instanceof RedisClaimStore redis && !redis.ping()) {
-                    return Optional.of("Redis does not answer PING");
-                }
-                return Optional.empty();
-            }
-        };
+        return HealthProbe.of("claim-store:" + store.name(), () -> store instanceof RedisClaimStore redis && !redis.ping()
+                ? Optional.of("Redis does not answer PING") : Optional.empty());
     }
 }

@@ -121,20 +121,12 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     /** Readiness: every channel's broker connections are open (amqp-client recovers them after a drop). */
     @Produces
     HealthProbe brokerProbe() {
-        return new HealthProbe() {
-            @Override
-            public String name() {
-                return "rabbitmq";
-            }
-
-            @Override
-            public Optional<String> problem() {
-                List<String> down = new ArrayList<>();
-                inbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
-                outbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
-                return down.isEmpty() ? Optional.empty() : Optional.of("not connected: channel(s) " + String.join(", ", down));
-            }
-        };
+        return HealthProbe.of("rabbitmq", () -> {
+            List<String> down = new ArrayList<>();
+            inbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
+            outbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
+            return down.isEmpty() ? Optional.empty() : Optional.of("not connected: channel(s) " + String.join(", ", down));
+        });
     }
 
     private synchronized void startIfRunning(Runnable start) {

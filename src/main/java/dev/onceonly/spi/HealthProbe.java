@@ -17,4 +17,19 @@ public interface HealthProbe {
      * @return empty when usable, else why not; never a secret
      */
     Optional<String> problem();
+
+    /** A probe named {@code name} that asks {@code check}. */
+    static HealthProbe of(String name, java.util.function.Supplier<Optional<String>> check) {
+        return new HealthProbe() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Optional<String> problem() {
+                return check.get();
+            }
+        };
+    }
 }
