@@ -102,7 +102,12 @@ public final class GuardEngine {
         String token = newToken();
         ClaimResult claim;
         try {
-            claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+            GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
+            try {
+                claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+            } finally {
+                phase.end();
+            }
         } catch (ClaimStoreException e) {
             listener.onStoreError(settings.consumer(), "claim");
             if (settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger()) {
@@ -269,7 +274,13 @@ public final class GuardEngine {
         public T call() throws Exception {
             if (settings.ledger()) {
                 long l0 = System.nanoTime();
-                LedgerDecision decision = ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
+                GuardListener.Phase phase = listener.startPhase(settings.consumer(), "ledger");
+                LedgerDecision decision;
+                try {
+                    decision = ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
+                } finally {
+                    phase.end();
+                }
                 guardNanos += System.nanoTime() - l0;
                 listener.onLedgerDecision(settings.consumer(), decision);
                 if (decision != LedgerDecision.INSERTED) {
@@ -302,6 +313,7 @@ public final class GuardEngine {
         @Override
         public void completed(boolean committed) {
             long f0 = System.nanoTime();
+            GuardListener.Phase phase = listener.startPhase(settings.consumer(), "finalise");
             holding.remove(this);
             Outcome outcome;
             Layer layer = Layer.NONE;
@@ -330,6 +342,7 @@ public final class GuardEngine {
                 reason = "handler failed or transaction rolled back";
                 LogId.ONCE0303I.log(settings.consumer(), key.digest(), "transaction rolled back");
             }
+            phase.end();
             guardNanos += System.nanoTime() - f0;
             report(settings, outcome, layer, key.digest(), reason, guardNanos);
         }

@@ -28,6 +28,22 @@ public interface GuardListener {
     default void onLedgerDecision(String consumer, LedgerDecision decision) {
     }
 
+    /**
+     * A phase of the guard starts ({@code claim}, {@code ledger}, {@code finalise}): tracers open a
+     * span, ended through the returned handle when the phase is over.
+     */
+    default Phase startPhase(String consumer, String phase) {
+        return Phase.NONE;
+    }
+
+    /** A started phase; {@link #end} is called once. */
+    @FunctionalInterface
+    interface Phase {
+        void end();
+
+        Phase NONE = () -> { };
+    }
+
     GuardListener NONE = event -> { };
 
     /** One listener telling several, in order. */
@@ -70,6 +86,32 @@ public interface GuardListener {
                 for (GuardListener l : ls) {
                     l.onLedgerDecision(consumer, decision);
                 }
+            }
+
+            @Override
+            public Phase startPhase(String consumer, String phase) {
+                // Usually one tracer at most: no handle is allocated for the listeners that ignore phases.
+                Phase only = Phase.NONE;
+                java.util.List<Phase> several = null;
+                for (GuardListener l : ls) {
+                    Phase p = l.startPhase(consumer, phase);
+                    if (p == Phase.NONE) {
+                        continue;
+                    }
+                    if (only == Phase.NONE) {
+                        only = p;
+                    } else {
+                        if (several == null) {
+                            several = new java.util.ArrayList<>(java.util.List.of(only));
+                        }
+                        several.add(p);
+                    }
+                }
+                if (several == null) {
+                    return only;
+                }
+                java.util.List<Phase> all = several;
+                return () -> all.forEach(Phase::end);
             }
         };
     }

@@ -3,13 +3,14 @@ package dev.onceonly.observability;
 import dev.onceonly.cdi.OnceOnlyExtension;
 import dev.onceonly.engine.GuardListener;
 import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.api.trace.Tracer;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * Contributes the OpenTelemetry metrics listener when MicroProfile Telemetry is present. Vetoed by
+ * Contributes the OpenTelemetry metrics and tracing listeners when MicroProfile Telemetry is present. Vetoed by
  * {@link OnceOnlyExtension} when the OpenTelemetry API is not on the class path, so applications
  * without the feature never load it. {@code onceonly.metrics.enabled=false} switches it off: the
  * guard then pays nothing for metrics.
@@ -25,5 +26,15 @@ public class TelemetryListeners {
             return GuardListener.NONE;
         }
         return new GuardMetrics(meter.get(), extension.consumerNames());
+    }
+
+    /** Spans of the guard's phases; {@code onceonly.tracing.enabled=false} leaves them out. Dependent, like {@link #metrics}. */
+    @Produces
+    GuardListener tracing(Instance<Tracer> tracer,
+                          @ConfigProperty(name = "onceonly.tracing.enabled", defaultValue = "true") boolean enabled) {
+        if (!enabled || !tracer.isResolvable()) {
+            return GuardListener.NONE;
+        }
+        return new GuardTracing(tracer.get());
     }
 }

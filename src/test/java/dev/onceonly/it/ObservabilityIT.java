@@ -10,7 +10,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -35,14 +38,14 @@ class ObservabilityIT {
             Map<String, Long> before = otlp.snapshot();
 
             String id = "m-" + UUID.randomUUID();
-            post("{\"paymentId\":\"" + id + "\",\"amount\":10}");             // PROCESSED
-            post("{\"paymentId\":\"" + id + "\",\"amount\":10}");             // DUPLICATE, caught by Redis
-            post("{\"paymentId\":\"" + id + "\",\"amount\":11}");             // CONFLICT
-            post("{\"amount\":10}");                                           // REJECTED
+            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));   // PROCESSED
+            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));   // DUPLICATE, caught by Redis
+            assertEquals(422, post("{\"paymentId\":\"" + id + "\",\"amount\":11}"));   // CONFLICT
+            assertEquals(422, post("{\"amount\":10}"));                                 // REJECTED
             try (var redis = TestRedis.client()) {                            // Redis forgets: the ledger catches it
                 redis.keys("oo:payments:*").forEach(redis::del);
             }
-            post("{\"paymentId\":\"" + id + "\",\"amount\":10}");             // DUPLICATE, caught by the ledger
+            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));   // DUPLICATE, caught by the ledger
 
             Map<String, Long> expected = Map.of(
                     messages("PROCESSED", "NONE"), 1L,
@@ -58,6 +61,25 @@ class ObservabilityIT {
                     .mapToLong(e -> e.getValue() - before.getOrDefault(e.getKey(), 0L)).sum();
             assertEquals(5, guarded, "the guard's own time recorded once per message");
             assertTrue(delta(after, before, "onceonly.ledger.decisions{consumer=payments, decision=DUPLICATE}") >= 1, after.toString());
+        }
+    }
+
+    @Test
+    void theGuardsPhasesAreSpansInsideTheRequestsTrace() throws Exception {
+        try (OtlpReceiver otlp = new OtlpReceiver(Integer.getInteger("onceonly.test.otlp.port", 4319))) {
+            String id = "t-" + UUID.randomUUID();
+            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));
+            List<OtlpReceiver.ReceivedSpan> guard = Eventually.await("the guard's three spans", Duration.ofSeconds(60),
+                    () -> otlp.spans().stream().filter(s -> "payments".equals(s.attributes().get("onceonly.consumer"))).toList(),
+                    found -> found.stream().map(OtlpReceiver.ReceivedSpan::name).collect(Collectors.toSet())
+                            .containsAll(Set.of("onceonly.claim", "onceonly.ledger", "onceonly.finalise")));
+            String trace = guard.get(0).traceId();
+            assertTrue(guard.stream().allMatch(s -> s.traceId().equals(trace)), "one trace: " + guard);
+            OtlpReceiver.ReceivedSpan request = Eventually.await("the request's server span", Duration.ofSeconds(30),
+                    () -> otlp.spans().stream().filter(s -> s.traceId().equals(trace) && s.kind().equals("SPAN_KIND_SERVER"))
+                            .findFirst().orElse(null), java.util.Objects::nonNull);
+            OtlpReceiver.ReceivedSpan claim = guard.stream().filter(s -> s.name().equals("onceonly.claim")).findFirst().orElseThrow();
+            assertEquals(request.spanId(), claim.parentSpanId(), "the claim is a child of the request's span");
         }
     }
 
@@ -90,9 +112,9 @@ class ObservabilityIT {
         return now.getOrDefault(key, 0L) - before.getOrDefault(key, 0L);
     }
 
-    private void post(String body) throws Exception {
-        http.send(HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    private int post(String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()).statusCode();
     }
 
     private HttpResponse<String> get(String path) throws Exception {

@@ -2,6 +2,7 @@ package dev.onceonly.testing;
 
 import com.sun.net.httpserver.HttpServer;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
@@ -10,18 +11,28 @@ import io.opentelemetry.proto.metrics.v1.HistogramDataPoint;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A minimal OpenTelemetry collector for tests: receives OTLP/HTTP protobuf metric exports and keeps
- * the latest cumulative value of every sum and histogram count, by metric name and attributes.
+ * A minimal OpenTelemetry collector for tests: receives OTLP/HTTP protobuf exports, keeps the
+ * latest cumulative value of every sum and histogram count by metric name and attributes, and every
+ * span.
  */
 public final class OtlpReceiver implements AutoCloseable {
 
+    /** One span as exported: ids in hex, attributes as strings. */
+    public record ReceivedSpan(String name, String traceId, String spanId, String parentSpanId, String kind,
+                               Map<String, String> attributes) {
+    }
+
     private final HttpServer server;
     private final Map<String, Long> latest = new ConcurrentHashMap<>();
+    private final List<ReceivedSpan> spans = new CopyOnWriteArrayList<>();
 
     public OtlpReceiver(int port) throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
@@ -30,6 +41,20 @@ public final class OtlpReceiver implements AutoCloseable {
                 record(ExportMetricsServiceRequest.parseFrom(in.readAllBytes()));
             }
             exchange.sendResponseHeaders(200, 0); // an empty ExportMetricsServiceResponse
+            exchange.close();
+        });
+        server.createContext("/v1/traces", exchange -> {
+            try (InputStream in = exchange.getRequestBody()) {
+                ExportTraceServiceRequest.parseFrom(in.readAllBytes()).getResourceSpansList().forEach(rs ->
+                        rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(sp -> {
+                            Map<String, String> attrs = new TreeMap<>();
+                            sp.getAttributesList().forEach(kv -> attrs.put(kv.getKey(), kv.getValue().getStringValue()));
+                            spans.add(new ReceivedSpan(sp.getName(), HexFormat.of().formatHex(sp.getTraceId().toByteArray()),
+                                    HexFormat.of().formatHex(sp.getSpanId().toByteArray()),
+                                    HexFormat.of().formatHex(sp.getParentSpanId().toByteArray()), sp.getKind().name(), attrs));
+                        })));
+            }
+            exchange.sendResponseHeaders(200, 0);
             exchange.close();
         });
         server.createContext("/", exchange -> {
@@ -65,6 +90,10 @@ public final class OtlpReceiver implements AutoCloseable {
     /** The latest cumulative value, 0 when never exported. Key as built by {@link #key}: e.g. {@code onceonly.messages{consumer=payments, ...}}. */
     public long value(String name, Map<String, String> attributes) {
         return latest.getOrDefault(name + new TreeMap<>(attributes), 0L);
+    }
+
+    public List<ReceivedSpan> spans() {
+        return List.copyOf(spans);
     }
 
     public Map<String, Long> snapshot() {
