@@ -19,11 +19,6 @@ public enum Outcome {
     /** No key can be derived from the message. Broker: dead-letter with reason. */
     REJECTED;
 
-    /** Whether the broker should settle the message as done (ack without further work). */
-    public boolean isSettledOk() {
-        return this == PROCESSED || this == DUPLICATE;
-    }
-
     /** Whether the message can never succeed as it is and belongs in the dead-letter queue at once. */
     public boolean isPermanent() {
         return this == CONFLICT || this == REJECTED;

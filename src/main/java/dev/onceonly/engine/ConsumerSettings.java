@@ -53,16 +53,8 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
         return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, newLease, retention, storeFailure, ledger);
     }
 
-    public ConsumerSettings withRetention(Duration newRetention) {
-        return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, lease, newRetention, storeFailure, ledger);
-    }
-
     public ConsumerSettings withKey(KeyStrategy strategy, String header, String pointer, boolean fallback) {
         return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, storeFailure, ledger);
-    }
-
-    public ConsumerSettings withLedger(boolean on, StoreFailurePolicy policy) {
-        return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, lease, retention, policy, on);
     }
 
     /** One line for the startup log. */
