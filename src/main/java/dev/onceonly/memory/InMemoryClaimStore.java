@@ -109,14 +109,19 @@ public final class InMemoryClaimStore implements ClaimStore {
     }
 
     private HolderResult ifHolder(String key, String token, Change change) {
-        long now = nowNanos();
-        Entry held = live(cache.getIfPresent(key), now);
-        if (held == null || held.state != ClaimState.IN_PROGRESS || !held.token.equals(token)) {
-            return HolderResult.NOT_HOLDER;
+        while (true) {
+            long now = nowNanos();
+            Entry held = live(cache.getIfPresent(key), now);
+            if (held == null || held.state != ClaimState.IN_PROGRESS || !held.token.equals(token)) {
+                return HolderResult.NOT_HOLDER;
+            }
+            Entry next = change.apply(held, now);
+            if (next == null ? cache.asMap().remove(key, held) : cache.asMap().replace(key, held, next)) {
+                return HolderResult.APPLIED;
+            }
+            // The entry changed between the read and the swap, e.g. the lease sweep renewed this very
+            // claim: read again; only a different holder or state means NOT_HOLDER.
         }
-        Entry next = change.apply(held, now);
-        boolean applied = next == null ? cache.asMap().remove(key, held) : cache.asMap().replace(key, held, next);
-        return applied ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
     }
 
     @Override

@@ -148,6 +148,33 @@ public abstract class ClaimStoreContract {
         assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t3", "fp", LEASE));
     }
 
+    /** A renewal racing the holder's own completion must not make the completion fail. */
+    @Test
+    void completionWinsAgainstTheHoldersConcurrentRenewals() throws Exception {
+        ExecutorService renewer = Executors.newSingleThreadExecutor();
+        try {
+            for (int i = 0; i < 300; i++) {
+                String key = prefix + "renewed:" + i;
+                store.claim(key, "t1", "fp", Duration.ofSeconds(30));
+                CountDownLatch renewing = new CountDownLatch(1);
+                Future<?> renewals = renewer.submit(() -> {
+                    // A different lease each time, so every renewal really changes the stored claim.
+                    long ms = 30_000;
+                    while (store.extend(key, "t1", Duration.ofMillis(ms++)) == HolderResult.APPLIED) {
+                        renewing.countDown();
+                    }
+                    renewing.countDown();
+                });
+                renewing.await(10, TimeUnit.SECONDS);
+                assertEquals(HolderResult.APPLIED, store.complete(key, "t1", "fp", RETENTION), "completion of claim " + i);
+                renewals.get(10, TimeUnit.SECONDS);
+                assertEquals(ClaimState.DONE, store.claim(key, "t2", "fp", LEASE).state());
+            }
+        } finally {
+            renewer.shutdownNow();
+        }
+    }
+
     @Test
     void sixteenThreadsRacingOnAThousandKeysAcquireEachKeyExactlyOnce() throws Exception {
         int threads = 16;
