@@ -36,6 +36,7 @@ public class InventoryConsumer {
     long initialStock;
 
     @Incoming("orders")
+    @Measured
     @IdempotentMessage(consumer = "inventory", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId")
     @Transactional
     public void onOrder(String json) {

@@ -9,6 +9,7 @@ import jakarta.persistence.PersistenceContext;
 import jakarta.transaction.Transactional;
 import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -47,6 +48,9 @@ public class InventoryResource {
 
     @Inject
     DemoStats stats;
+
+    @Inject
+    ConsumerTimings timings;
 
     @Inject
     ShippingResource shipping;
@@ -133,6 +137,14 @@ public class InventoryResource {
     @GET
     @Path("/stats")
     public JsonObject stats() {
-        return stats.toJson(shipping.totalCalls());
+        return Json.createObjectBuilder(stats.toJson(shipping.totalCalls())).add("timing", timings.toJson()).build();
+    }
+
+    /** Starts a new latency window (the counters above stay cumulative). */
+    @DELETE
+    @Path("/stats/timing")
+    public JsonObject resetTiming() {
+        timings.reset();
+        return timings.toJson();
     }
 }

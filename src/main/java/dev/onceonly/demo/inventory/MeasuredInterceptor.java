@@ -1,0 +1,35 @@
+package dev.onceonly.demo.inventory;
+
+import jakarta.annotation.Priority;
+import jakarta.inject.Inject;
+import jakarta.interceptor.AroundInvoke;
+import jakarta.interceptor.Interceptor;
+import jakarta.interceptor.InvocationContext;
+
+/**
+ * Times calls of {@link Measured} methods. Its priority puts it outside OnceOnly's guard
+ * (PLATFORM_BEFORE + 100) and {@code @Transactional} (PLATFORM_BEFORE + 200), so a call's time is
+ * what the consumer costs per delivery: guard, transaction, commit and handler alike, and the same
+ * span whether the guard is switched on or off.
+ */
+@Measured
+@Interceptor
+@Priority(Interceptor.Priority.PLATFORM_BEFORE + 50)
+public class MeasuredInterceptor {
+
+    @Inject
+    ConsumerTimings timings;
+
+    @AroundInvoke
+    Object time(InvocationContext ctx) throws Exception {
+        long start = System.nanoTime();
+        boolean returned = false;
+        try {
+            Object result = ctx.proceed();
+            returned = true;
+            return result;
+        } finally {
+            timings.call(start, System.nanoTime(), returned);
+        }
+    }
+}
