@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end load (see BENCHMARKS.md): the demo on Open Liberty consuming orders from RabbitMQ,
+# with its claims in Redis and its ledger and stock in PostgreSQL, once guarded and once with the
+# guard switched off by configuration (ONCEONLY_ENABLED=false), per round; rounds alternate which
+# mode goes first. Ends with one table and the guarded/unguarded throughput ratio per round.
+#
+#   bench/run-load.sh [COUNT] [LoadRun options]     e.g. bench/run-load.sh 20000 --skus 50
+#
+# COUNT messages (default 20,000) of which 20 % are duplicates; BENCH_ROUNDS rounds (default 3).
+# Needs RabbitMQ on 127.0.0.1:5672 (guest/guest), PostgreSQL on 127.0.0.1:5432 (database test),
+# port 9080 free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
+# 16380-16480 and stops it on exit; publishes to exchange "orders" with routing key "order.bench",
+# which only the benchmark's queue "inventory-bench" takes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COUNT="${1:-20000}"
+[ $# -gt 0 ] && shift
+ROUNDS="${BENCH_ROUNDS:-3}"
+SERVER=target/liberty/wlp/bin/server
+
+fail() { echo "run-load.sh: $*" >&2; exit 1; }
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+for tool in redis-server redis-cli java mvn; do
+  command -v "$tool" >/dev/null || fail "'$tool' is required"
+done
+listening 5672 || fail "RabbitMQ is not listening on 127.0.0.1:5672 (start it: rabbitmq-server -detached)"
+listening 5432 || fail "PostgreSQL is not listening on 127.0.0.1:5432"
+! listening 9080 || fail "port 9080 is taken: stop the server using it (mvn liberty:stop for the demo)"
+
+mvn -q -B -Dstyle.color=never -Pbench -DskipTests -Dliberty.bootstrap.onceonly.db=postgresql \
+  package liberty:create liberty:install-feature liberty:deploy
+CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
+
+port=""
+for p in $(seq 16380 16480); do
+  if ! listening "$p"; then port=$p; break; fi
+done
+[ -n "$port" ] || fail "no free port in 16380-16480 for Redis"
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning >/dev/null &
+redis_pid=$!
+cleanup() {
+  "$SERVER" stop defaultServer >/dev/null 2>&1 || true
+  kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true
+}
+trap cleanup EXIT
+for _ in $(seq 1 100); do
+  redis-cli -p "$port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
+  "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+
+mkdir -p target/bench
+rm -f target/bench/load-r*.json
+for round in $(seq 1 "$ROUNDS"); do
+  if (( round % 2 )); then modes="guarded unguarded"; else modes="unguarded guarded"; fi
+  for mode in $modes; do
+    enabled=true
+    [ "$mode" = unguarded ] && enabled=false
+    echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
+    ONCEONLY_ENABLED=$enabled ONCEONLY_STORE=redis ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+      DEMO_EMBEDDED_BROKER=false DEMO_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
+      "$SERVER" start defaultServer --clean >/dev/null
+    java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \
+      --out "target/bench/load-r$round-$mode.json" "$@"
+    "$SERVER" stop defaultServer >/dev/null
+  done
+done
+
+echo "== load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --summary target/bench/load-r*.json | tee target/bench/load-report.md

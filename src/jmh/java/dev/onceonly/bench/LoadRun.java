@@ -1,0 +1,317 @@
+package dev.onceonly.bench;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonReader;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * End-to-end load against the running demo (see {@code bench/run-load.sh}, which starts the demo
+ * guarded and then with {@code onceonly.enabled=false}, and BENCHMARKS.md).
+ *
+ * <p>One run: waits for the demo's readiness, publishes a warm-up, starts a new latency window
+ * ({@code DELETE /api/stats/timing}), then publishes {@code --count} orders to RabbitMQ with
+ * publisher confirms, {@code --duplicate-percent} of them re-publications of an order published
+ * shortly before, and follows the consumer until every message returned from it. Prints a progress
+ * line every second and a result block, and writes the result as JSON ({@code --out}).
+ * {@code LoadRun --summary file…} prints the table of several runs with the guarded/unguarded ratio
+ * per round.
+ */
+public final class LoadRun {
+
+    private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
+    /** No progress for this long ends the run with an error instead of waiting forever. */
+    private static final Duration STALL_TIMEOUT = Duration.ofSeconds(60);
+    /** A duplicate copies one of the last this many distinct orders: redeliveries and publisher retries come soon after. */
+    private static final int DUPLICATE_WINDOW = 1000;
+    private static final int CONFIRM_BATCH = 500;
+
+    private final Map<String, String> opts;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final String url;
+
+    private LoadRun(Map<String, String> opts) {
+        this.opts = opts;
+        this.url = opts.getOrDefault("url", "http://localhost:9080");
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--summary")) {
+            List<JsonObject> runs = new ArrayList<>();
+            for (int i = 1; i < args.length; i++) {
+                runs.add(parse(Files.readString(Path.of(args[i]))));
+            }
+            System.out.print(LoadSummary.table(runs));
+            return;
+        }
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 == args.length) {
+                throw new IllegalArgumentException("expected --name value pairs, got " + args[i]
+                        + " (options: --count --duplicate-percent --warmup --skus --label --round --url --amqp --exchange --routing-key --queue --out)");
+            }
+            opts.put(args[i].substring(2), args[++i]);
+        }
+        JsonObject result = new LoadRun(opts).run();
+        String out = opts.get("out");
+        if (out != null) {
+            Files.createDirectories(Path.of(out).toAbsolutePath().getParent());
+            Files.writeString(Path.of(out), result.toString() + "\n");
+        }
+    }
+
+    private JsonObject run() throws Exception {
+        int count = intOpt("count", 20_000);
+        int duplicatePercent = intOpt("duplicate-percent", 20);
+        int warmup = intOpt("warmup", 4_000);
+        int skus = intOpt("skus", 20);
+        String label = opts.getOrDefault("label", "run");
+        String queue = opts.getOrDefault("queue", "inventory-bench");
+        if (count < 1 || duplicatePercent < 0 || duplicatePercent > 90 || warmup < 0 || skus < 1) {
+            throw new IllegalArgumentException("need --count >= 1, --duplicate-percent 0..90, --warmup >= 0, --skus >= 1");
+        }
+
+        awaitReady();
+        ConnectionFactory cf = new ConnectionFactory();
+        cf.setUri(opts.getOrDefault("amqp", "amqp://guest:guest@127.0.0.1:5672"));
+        try (Connection connection = cf.newConnection("onceonly-load")) {
+            Channel publish = connection.createChannel();
+            Channel probe = connection.createChannel();
+            publish.confirmSelect();
+            // Mandatory publishing: an order no queue takes (wrong routing key) must fail the run, not vanish.
+            AtomicReference<String> unroutable = new AtomicReference<>();
+            publish.addReturnListener(r -> unroutable.compareAndSet(null, r.getReplyText() + " (" + r.getRoutingKey() + ")"));
+            probe.queuePurge(queue); // leftovers of an aborted run would count as this run's messages
+
+            if (warmup > 0) {
+                System.out.printf("[%s] warm-up: %,d orders%n", label, warmup);
+                Orders warm = new Orders("warm-" + UUID.randomUUID() + "-", warmup, 0, skus);
+                follow(label + " warm-up", warm, publish, probe, queue, unroutable, timing().getJsonNumber("returned").longValue());
+            }
+            http("DELETE", "/api/stats/timing");
+            JsonObject before = stats();
+            Orders orders = new Orders("load-" + UUID.randomUUID() + "-", count, duplicatePercent, skus);
+            System.out.printf("[%s] measuring: %,d messages (%,d distinct orders, %,d duplicates) on %d SKUs%n",
+                    label, count, orders.distinct(), count - orders.distinct(), skus);
+            double wallSeconds = follow(label, orders, publish, probe, queue, unroutable, 0);
+            JsonObject after = stats();
+            JsonObject shipping = shippingSummary(orders.prefix);
+            JsonObject result = result(opts, label, count, orders, wallSeconds, before, after, shipping);
+            System.out.print(LoadSummary.block(result));
+            checkMode(label, after.getJsonObject("timing").getJsonObject("guardMicros").getJsonNumber("count").longValue());
+            return result;
+        }
+    }
+
+    /**
+     * Publishes {@code orders} (from a thread of its own) and prints progress until every message
+     * returned from the consumer ({@code timing.returned} of the demo, counted from {@code base})
+     * and the queue is empty. Returns the seconds from the first publish to the end.
+     */
+    private double follow(String label, Orders orders, Channel publish, Channel probe, String queue,
+                          AtomicReference<String> unroutable, long base) throws Exception {
+        AtomicInteger published = new AtomicInteger();
+        AtomicReference<Exception> publishFailure = new AtomicReference<>();
+        String exchange = opts.getOrDefault("exchange", "orders");
+        String routingKey = opts.getOrDefault("routing-key", "order.bench");
+        AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
+                .contentType("application/json").deliveryMode(2).build();
+        long t0 = System.nanoTime();
+        Thread publisher = new Thread(() -> {
+            try {
+                for (int i = 0; i < orders.size; i++) {
+                    publish.basicPublish(exchange, routingKey, true, props, orders.json(i).getBytes(StandardCharsets.UTF_8));
+                    if ((i + 1) % CONFIRM_BATCH == 0 || i + 1 == orders.size) {
+                        publish.waitForConfirmsOrDie(60_000);
+                        published.set(i + 1);
+                    }
+                }
+            } catch (Exception e) {
+                publishFailure.set(e);
+            }
+        }, "onceonly-load-publisher");
+        publisher.start();
+
+        long lastReturned = 0;
+        long lastProgressNanos = System.nanoTime();
+        long previousTick = System.nanoTime();
+        while (true) {
+            Thread.sleep(1000);
+            if (publishFailure.get() != null) {
+                throw new IllegalStateException("publishing failed after " + published.get() + " messages", publishFailure.get());
+            }
+            if (unroutable.get() != null) {
+                throw new IllegalStateException("broker returned an order as unroutable: " + unroutable.get()
+                        + "; is the demo's queue bound to this routing key (DEMO_BINDING)?");
+            }
+            long returned = timing().getJsonNumber("returned").longValue() - base;
+            long ready = probe.messageCount(queue);
+            long now = System.nanoTime();
+            double rate = (returned - lastReturned) * 1e9 / (now - previousTick);
+            System.out.printf("[%s] %5.1f s  published %,d/%,d  consumed %,d  %,.0f msg/s  queue %,d%n",
+                    label, (now - t0) / 1e9, published.get(), orders.size, returned, rate, ready);
+            if (returned != lastReturned) {
+                lastProgressNanos = now;
+            } else if (now - lastProgressNanos > STALL_TIMEOUT.toNanos()) {
+                throw new IllegalStateException("no message consumed for " + STALL_TIMEOUT.toSeconds() + " s; "
+                        + returned + " of " + orders.size + " returned, " + ready + " ready in " + queue + "; stats: " + stats());
+            }
+            lastReturned = returned;
+            previousTick = now;
+            if (returned >= orders.size && ready == 0 && published.get() == orders.size) {
+                publisher.join();
+                return (now - t0) / 1e9;
+            }
+        }
+    }
+
+    private static JsonObject result(Map<String, String> opts, String label, int count, Orders orders, double wallSeconds,
+                                     JsonObject before, JsonObject after, JsonObject shipping) {
+        JsonObject timing = after.getJsonObject("timing");
+        var outcomes = Json.createObjectBuilder();
+        for (String k : List.of("processed", "duplicateByRedis", "duplicateByLedger", "busy", "failed", "retry",
+                "conflict", "rejected", "deadLettered")) {
+            outcomes.add(k, after.getJsonNumber(k).longValue() - before.getJsonNumber(k).longValue());
+        }
+        return Json.createObjectBuilder()
+                .add("label", label)
+                .add("round", opts.getOrDefault("round", "1"))
+                .add("messages", count)
+                .add("distinctOrders", orders.distinct())
+                .add("wallSeconds", Math.round(wallSeconds * 10) / 10.0)
+                .add("timing", timing)
+                .add("outcomes", outcomes)
+                .add("shippingCalls", shipping.getInt("calls"))
+                .add("shippedOrders", shipping.getInt("orders"))
+                .add("maxShipmentsPerOrder", shipping.getInt("maxPerOrder"))
+                .build();
+    }
+
+    /** A run labelled guarded must have seen the guard, and an unguarded one must not: the kill switch is what is compared. */
+    private static void checkMode(String label, long guardSamples) {
+        if (label.equals("guarded") && guardSamples == 0) {
+            throw new IllegalStateException("run labelled guarded, but the guard reported nothing: is onceonly.enabled=false set?");
+        }
+        if (label.equals("unguarded") && guardSamples > 0) {
+            throw new IllegalStateException("run labelled unguarded, but the guard reported " + guardSamples
+                    + " messages: the kill switch (ONCEONLY_ENABLED=false) did not reach the server");
+        }
+    }
+
+    private void awaitReady() throws Exception {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + "/health/ready")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+                last = r.statusCode() + " " + r.body();
+            } catch (IOException e) {
+                last = e.toString();
+            }
+            Thread.sleep(500);
+        }
+        throw new IllegalStateException("demo at " + url + " not ready after " + READY_TIMEOUT.toSeconds() + " s: " + last);
+    }
+
+    private JsonObject stats() throws Exception {
+        return parse(http("GET", "/api/stats"));
+    }
+
+    private JsonObject timing() throws Exception {
+        return stats().getJsonObject("timing");
+    }
+
+    private JsonObject shippingSummary(String prefix) throws Exception {
+        return parse(http("GET", "/api/shipping?prefix=" + prefix));
+    }
+
+    private String http(String method, String path) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + path))
+                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException(method + " " + path + " answered " + r.statusCode() + ": " + r.body());
+        }
+        return r.body();
+    }
+
+    static JsonObject parse(String json) {
+        try (JsonReader reader = Json.createReader(new StringReader(json))) {
+            return reader.readObject();
+        }
+    }
+
+    private int intOpt(String name, int defaultValue) {
+        String v = opts.get(name);
+        try {
+            return v == null ? defaultValue : Integer.parseInt(v.replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a whole number, got '" + v + "'");
+        }
+    }
+
+    /**
+     * The message stream: {@code size} messages of which exactly {@code size * duplicatePercent / 100}
+     * (spread evenly) repeat, body for body, an order among the last {@link #DUPLICATE_WINDOW}
+     * distinct ones; the rest are new orders of one unit, round-robin over the SKUs. Seeded: two
+     * runs of one size publish the same shape.
+     */
+    static final class Orders {
+        final String prefix;
+        final int size;
+        private final int[] orderOf; // message index -> order number
+        private final int distinct;
+        private final int skus;
+
+        Orders(String prefix, int size, int duplicatePercent, int skus) {
+            this.prefix = prefix;
+            this.size = size;
+            this.skus = skus;
+            this.orderOf = new int[size];
+            Random random = new Random(42);
+            int next = 0;
+            for (int i = 0; i < size; i++) {
+                // Bresenham-style: a duplicate wherever floor(i * p / 100) steps, exactly size * p / 100 of them.
+                boolean duplicate = next > 0 && (long) (i + 1) * duplicatePercent / 100 != (long) i * duplicatePercent / 100;
+                orderOf[i] = duplicate ? next - 1 - random.nextInt(Math.min(next, DUPLICATE_WINDOW)) : next++;
+            }
+            this.distinct = next;
+        }
+
+        int distinct() {
+            return distinct;
+        }
+
+        String json(int i) {
+            int order = orderOf[i];
+            return Json.createObjectBuilder().add("orderId", prefix + order).add("sku", "bench-" + order % skus)
+                    .add("quantity", 1).build().toString();
+        }
+    }
+}
