@@ -115,10 +115,12 @@ public final class LoadRun {
             Orders orders = new Orders("load-" + UUID.randomUUID() + "-", count, duplicatePercent, skus);
             System.out.printf("[%s] measuring: %,d messages (%,d distinct orders, %,d duplicates) on %d SKUs%n",
                     label, count, orders.distinct(), count - orders.distinct(), skus);
+            CpuUse cpuBefore = CpuUse.read();
             double wallSeconds = follow(label, orders, publish, probe, queue, unroutable, 0);
+            CpuUse cpu = CpuUse.read().minus(cpuBefore);
             JsonObject after = stats();
             JsonObject shipping = shippingSummary(orders.prefix);
-            JsonObject result = result(opts, label, count, orders, wallSeconds, before, after, shipping);
+            JsonObject result = result(opts, label, count, orders, wallSeconds, cpu, before, after, shipping);
             System.out.print(LoadSummary.block(result));
             checkMode(label, after.getJsonObject("timing").getJsonObject("guardMicros").getJsonNumber("count").longValue());
             return result;
@@ -188,7 +190,7 @@ public final class LoadRun {
     }
 
     private static JsonObject result(Map<String, String> opts, String label, int count, Orders orders, double wallSeconds,
-                                     JsonObject before, JsonObject after, JsonObject shipping) {
+                                     CpuUse cpu, JsonObject before, JsonObject after, JsonObject shipping) {
         JsonObject timing = after.getJsonObject("timing");
         var outcomes = Json.createObjectBuilder();
         for (String k : List.of("processed", "duplicateByRedis", "duplicateByLedger", "busy", "failed", "retry",
@@ -201,6 +203,9 @@ public final class LoadRun {
                 .add("messages", count)
                 .add("distinctOrders", orders.distinct())
                 .add("wallSeconds", Math.round(wallSeconds * 10) / 10.0)
+                .add("machineCpuBusyPercent", Math.round(cpu.busyShare() * 1000) / 10.0)
+                .add("machineCpuMicrosPerMessage", Math.round(cpu.busyMicros() / count))
+                .add("cpuMicrosPerMessageByProcess", cpu.microsPerMessageByProcess(count))
                 .add("timing", timing)
                 .add("outcomes", outcomes)
                 .add("shippingCalls", shipping.getInt("calls"))

@@ -31,6 +31,10 @@ final class LoadSummary {
         b.append(guard.getInt("count") == 0 ? "  guard     off\n" : String.format(Locale.ROOT,
                 "  guard     p50 %.1f us, p99 %.1f us, max %.1f us (%,d messages)%n",
                 num(guard, "p50"), num(guard, "p99"), num(guard, "max"), guard.getInt("count")));
+        StringBuilder byProcess = new StringBuilder();
+        r.getJsonObject("cpuMicrosPerMessageByProcess").forEach((name, us) -> byProcess.append(", ").append(name).append(' ').append(us));
+        b.append(String.format(Locale.ROOT, "  machine   CPU %.1f %% busy (all CPUs, all processes), %,d us of CPU per message%s%n",
+                num(r, "machineCpuBusyPercent"), r.getInt("machineCpuMicrosPerMessage"), byProcess));
         b.append(String.format(Locale.ROOT, "  outcomes  processed %,d, duplicate %,d by Redis + %,d by ledger, busy %,d, failed %,d, retry %,d, conflict %,d, rejected %,d, dead-lettered %,d%n",
                 o.getInt("processed"), o.getInt("duplicateByRedis"), o.getInt("duplicateByLedger"), o.getInt("busy"),
                 o.getInt("failed"), o.getInt("retry"), o.getInt("conflict"), o.getInt("rejected"), o.getInt("deadLettered")));
@@ -42,20 +46,20 @@ final class LoadSummary {
     /** Markdown table of all runs, then guarded/unguarded throughput per round and their median. */
     static String table(List<JsonObject> runs) {
         StringBuilder b = new StringBuilder();
-        b.append("| round | mode | messages | msg/s | call p50 µs | call p99 µs | guard p50 µs | guard p99 µs | shipping calls / orders |\n");
-        b.append("|---|---|---|---|---|---|---|---|---|\n");
+        b.append("| round | mode | messages | msg/s | call p50 µs | call p99 µs | guard p50 µs | guard p99 µs | machine CPU µs/msg | shipping calls / orders |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|---|\n");
         Map<String, Map<String, Integer>> rateByRound = new TreeMap<>();
         for (JsonObject r : runs) {
             JsonObject t = r.getJsonObject("timing");
             JsonObject call = t.getJsonObject("callMicros");
             JsonObject guard = t.getJsonObject("guardMicros");
             boolean guarded = guard.getInt("count") > 0;
-            b.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.1f | %.1f | %s | %s | %,d / %,d |%n",
+            b.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.1f | %.1f | %s | %s | %,d | %,d / %,d |%n",
                     r.getString("round"), r.getString("label"), r.getInt("messages"), t.getInt("perSecond"),
                     num(call, "p50"), num(call, "p99"),
                     guarded ? String.format(Locale.ROOT, "%.1f", num(guard, "p50")) : "–",
                     guarded ? String.format(Locale.ROOT, "%.1f", num(guard, "p99")) : "–",
-                    r.getInt("shippingCalls"), r.getInt("shippedOrders")));
+                    r.getInt("machineCpuMicrosPerMessage"), r.getInt("shippingCalls"), r.getInt("shippedOrders")));
             rateByRound.computeIfAbsent(r.getString("round"), k -> new TreeMap<>()).put(r.getString("label"), t.getInt("perSecond"));
         }
         List<Double> ratios = new ArrayList<>();
