@@ -6,7 +6,9 @@
 #
 #   bench/run-load.sh [COUNT] [LoadRun options]     e.g. bench/run-load.sh 20000 --skus 50
 #
-# COUNT messages (default 20,000) of which 20 % are duplicates; BENCH_ROUNDS rounds (default 3).
+# COUNT messages (default 20,000) of which 20 % are duplicates; BENCH_ROUNDS rounds (default 3);
+# BENCH_CONCURRENCY channels for the consumer (default 1, the demo as shipped). Other ONCEONLY_*
+# variables reach the server, e.g. ONCEONLY_CONSUMERS_INVENTORY_LEDGER=false or ONCEONLY_STORE=memory.
 # Needs RabbitMQ on 127.0.0.1:5672 (guest/guest), PostgreSQL on 127.0.0.1:5432 (database test),
 # port 9080 free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
 # 16380-16480 and stops it on exit; publishes to exchange "orders" with routing key "order.bench",
@@ -53,6 +55,17 @@ done
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
+# BENCH_CONCURRENCY > 1 gives the demo's consumer that many channels (Reactive Messaging's
+# "concurrency"), through a server.xml variable: MP Config reads those, while environment
+# variables cannot name channel properties.
+dropin=target/liberty/wlp/usr/servers/defaultServer/configDropins/overrides/bench-concurrency.xml
+rm -f "$dropin"
+if [ "${BENCH_CONCURRENCY:-1}" != 1 ]; then
+  mkdir -p "$(dirname "$dropin")"
+  printf '<server>\n  <variable name="mp.messaging.incoming.orders.concurrency" value="%s"/>\n</server>\n' \
+    "$BENCH_CONCURRENCY" > "$dropin"
+fi
+
 mkdir -p target/bench
 rm -f target/bench/load-r*.json
 for round in $(seq 1 "$ROUNDS"); do
@@ -61,7 +74,7 @@ for round in $(seq 1 "$ROUNDS"); do
     enabled=true
     [ "$mode" = unguarded ] && enabled=false
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
-    ONCEONLY_ENABLED=$enabled ONCEONLY_STORE=redis ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+    ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="${ONCEONLY_STORE:-redis}" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
       DEMO_EMBEDDED_BROKER=false DEMO_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
       "$SERVER" start defaultServer --clean >/dev/null
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \
