@@ -18,7 +18,11 @@ import java.time.Duration;
 @ApplicationScoped
 public class ShippingClient {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    // HTTP/1.1, not the client's default HTTP/2: Liberty upgrades plain-HTTP requests to HTTP/2, and
+    // with several consumer channels calling at once its HTTP/2 write queue stalled every call for
+    // 1.5-2.7 s at a time (threads parked in H2WriteQEntry; seen with bench/run-load.sh).
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @Inject
     @ConfigProperty(name = "demo.shipping.url", defaultValue = "http://localhost:9080/api/shipping")
