@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The exactly-once proof on the demo: 1,000 distinct orders, each published 3 times, with the
@@ -84,6 +85,16 @@ class InventoryEndToEndIT {
         if (failed < 50 || failed > 150) {
             throw new AssertionError("about 10 % of first attempts fail by design; saw " + failed);
         }
+        // The demo's latency window saw every delivery: duplicates return, failed attempts throw.
+        JsonObject timing = after.getJsonObject("timing");
+        JsonObject timingBefore = before.getJsonObject("timing");
+        assertTrue(delta(timing, timingBefore, "returned") >= ORDERS * COPIES, timing.toString());
+        assertTrue(delta(timing, timingBefore, "threw") >= failed, timing.toString());
+        long guardSamples = timing.getJsonObject("guardMicros").getJsonNumber("count").longValue()
+                - timingBefore.getJsonObject("guardMicros").getJsonNumber("count").longValue();
+        assertTrue(guardSamples >= ORDERS * COPIES + failed, "one guard time per guarded delivery: " + timing);
+        assertTrue(timing.getJsonObject("callMicros").getJsonNumber("p50").doubleValue()
+                >= timing.getJsonObject("guardMicros").getJsonNumber("p50").doubleValue(), "a call includes its guard: " + timing);
         Eventually.await("queues " + queue + " and its dead-letter queue empty", Duration.ofMinutes(1),
                 () -> ready(amqpPort, queue) + ready(amqpPort, queue + ".dlq"), n -> n == 0);
     }
