@@ -42,8 +42,10 @@ done
 [ -n "$port" ] || fail "no free port in 16380-16480 for Redis"
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning >/dev/null &
 redis_pid=$!
+dropin=target/liberty/wlp/usr/servers/defaultServer/configDropins/overrides/bench-concurrency.xml
 cleanup() {
   "$SERVER" stop defaultServer >/dev/null 2>&1 || true
+  rm -f "$dropin" # the demo server is mvn liberty:run's too
   kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -58,7 +60,6 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 # BENCH_CONCURRENCY > 1 gives the demo's consumer that many channels (Reactive Messaging's
 # "concurrency"), through a server.xml variable: MP Config reads those, while environment
 # variables cannot name channel properties.
-dropin=target/liberty/wlp/usr/servers/defaultServer/configDropins/overrides/bench-concurrency.xml
 rm -f "$dropin"
 if [ "${BENCH_CONCURRENCY:-1}" != 1 ]; then
   mkdir -p "$(dirname "$dropin")"
