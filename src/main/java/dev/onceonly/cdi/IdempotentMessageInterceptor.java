@@ -28,15 +28,10 @@ public class IdempotentMessageInterceptor {
         if (!runtime.enabled()) {
             return ctx.proceed();
         }
-        GuardedMethod method = extension.method(ctx.getMethod(), binding(ctx));
+        GuardedMethod method = extension.method(ctx.getMethod());
         Object[] args = ctx.getParameters();
         Object result = runtime.engine().guard(method.settings(), method.view(args), method.parameterKey(args), ctx::proceed);
         // The engine returns null for a skipped duplicate; a primitive return type needs its zero instead.
         return result == null ? method.skippedResult() : result;
-    }
-
-    private static IdempotentMessage binding(InvocationContext ctx) {
-        IdempotentMessage a = ctx.getMethod().getAnnotation(IdempotentMessage.class);
-        return a != null ? a : ctx.getMethod().getDeclaringClass().getAnnotation(IdempotentMessage.class);
     }
 }

@@ -149,11 +149,15 @@ public class OnceOnlyExtension implements Extension {
      * The guarded method behind an interception. Methods not seen during deployment (e.g. an
      * inherited method intercepted through a subclass) are resolved on first use.
      */
-    GuardedMethod method(Method method, IdempotentMessage binding) {
+    GuardedMethod method(Method method) {
         GuardedMethod gm = methods.get(method);
         if (gm == null) {
-            gm = methods.computeIfAbsent(method, m -> resolve(
-                    new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader())), m, binding));
+            // Only here, on first use, is the binding read by reflection; every later call is the lookup above.
+            gm = methods.computeIfAbsent(method, m -> {
+                IdempotentMessage a = m.getAnnotation(IdempotentMessage.class);
+                return resolve(new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader())), m,
+                        a != null ? a : m.getDeclaringClass().getAnnotation(IdempotentMessage.class));
+            });
         }
         return gm;
     }
