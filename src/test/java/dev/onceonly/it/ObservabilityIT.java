@@ -9,7 +9,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -72,11 +74,7 @@ class ObservabilityIT {
             String trace = randomHex(16);
             String callerSpan = randomHex(8);
             String id = "t-" + UUID.randomUUID();
-            int status = http.send(HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json")
-                    .header("traceparent", "00-" + trace + "-" + callerSpan + "-01")
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"paymentId\":\"" + id + "\",\"amount\":10}")).build(),
-                    HttpResponse.BodyHandlers.ofString()).statusCode();
-            assertEquals(200, status);
+            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}", "traceparent", "00-" + trace + "-" + callerSpan + "-01"));
             List<OtlpReceiver.ReceivedSpan> spans = Eventually.await("the request's span and the guard's three spans", Duration.ofSeconds(60),
                     () -> otlp.spans().stream().filter(s -> s.traceId().equals(trace)).toList(),
                     found -> found.stream().map(OtlpReceiver.ReceivedSpan::name).collect(Collectors.toSet())
@@ -94,8 +92,8 @@ class ObservabilityIT {
 
     private static String randomHex(int bytes) {
         byte[] b = new byte[bytes];
-        new java.security.SecureRandom().nextBytes(b);
-        return java.util.HexFormat.of().formatHex(b);
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
     }
 
     @Test
@@ -127,9 +125,13 @@ class ObservabilityIT {
         return now.getOrDefault(key, 0L) - before.getOrDefault(key, 0L);
     }
 
-    private int post(String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+    /** POSTs a payment; {@code headers} are extra name, value pairs. */
+    private int post(String body, String... headers) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json");
+        for (int i = 0; i < headers.length; i += 2) {
+            request.header(headers[i], headers[i + 1]);
+        }
+        return http.send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()).statusCode();
     }
 
     private HttpResponse<String> get(String path) throws Exception {

@@ -46,7 +46,7 @@ public class ConsumerTimings {
     }
 
     void onGuardEvent(@Observes GuardEvent event) {
-        if ("inventory".equals(event.consumer())) {
+        if (InventoryConsumer.CONSUMER.equals(event.consumer())) {
             window.guardNanos.recordValue(event.guardNanos());
         }
     }

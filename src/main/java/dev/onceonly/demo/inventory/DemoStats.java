@@ -25,7 +25,7 @@ public class DemoStats {
     private final AtomicLong deadLettered = new AtomicLong();
 
     void onGuardEvent(@Observes GuardEvent event) {
-        if (!"inventory".equals(event.consumer())) {
+        if (!InventoryConsumer.CONSUMER.equals(event.consumer())) {
             return;
         }
         outcomes.incrementAndGet(event.outcome().ordinal());

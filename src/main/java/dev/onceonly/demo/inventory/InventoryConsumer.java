@@ -22,6 +22,9 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
 @ApplicationScoped
 public class InventoryConsumer {
 
+    /** The consumer name the guard reports this consumer's events under. */
+    static final String CONSUMER = "inventory";
+
     @PersistenceContext(unitName = "demo")
     EntityManager em;
 
@@ -37,7 +40,7 @@ public class InventoryConsumer {
 
     @Incoming("orders")
     @Measured
-    @IdempotentMessage(consumer = "inventory", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId")
+    @IdempotentMessage(consumer = CONSUMER, keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId")
     @Transactional
     public void onOrder(String json) {
         Order order = Order.parse(json);
