@@ -4,7 +4,7 @@ import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.GuardEngine;
-import dev.onceonly.engine.GuardListener;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.TransactionRunner;

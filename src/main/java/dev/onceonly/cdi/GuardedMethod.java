@@ -3,7 +3,8 @@ package dev.onceonly.cdi;
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.CurrentMessage;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Handover;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -16,6 +17,10 @@ import java.util.Map;
  * What the interceptor needs to know about one guarded method, worked out once at startup: its
  * settings, where the message and the {@code @IdempotencyKey} come from, and what to return when
  * the method is skipped as a duplicate.
+ *
+ * <p>The payload parameter is the first one that is neither a {@link MessageView} nor a
+ * {@code Message} (Reactive Messaging passes the payload first, metadata after it); for a
+ * {@code Message} parameter, its payload.
  */
 final class GuardedMethod {
 
@@ -25,6 +30,7 @@ final class GuardedMethod {
     private final int viewIndex;     // parameter implementing MessageView, or -1
     private final int messageIndex;  // parameter of type Message<?>, or -1
     private final int keyIndex;      // @IdempotencyKey parameter, or -1
+    private final int payloadIndex;  // the payload, or -1
     private final Object skippedResult;
 
     GuardedMethod(Method method, ConsumerSettings settings) {
@@ -33,11 +39,14 @@ final class GuardedMethod {
         int view = -1;
         int message = -1;
         int key = -1;
+        int payload = -1;
         for (int i = 0; i < types.length; i++) {
             if (view < 0 && MessageView.class.isAssignableFrom(types[i])) {
                 view = i;
             } else if (message < 0 && isReactiveMessage(types[i])) {
                 message = i;
+            } else if (payload < 0) {
+                payload = i;
             }
             if (key < 0 && method.getParameters()[i].isAnnotationPresent(IdempotencyKey.class)) {
                 key = i;
@@ -46,6 +55,7 @@ final class GuardedMethod {
         this.viewIndex = view;
         this.messageIndex = message;
         this.keyIndex = key;
+        this.payloadIndex = payload;
         this.skippedResult = skippedResult(method.getReturnType());
     }
 
@@ -63,27 +73,31 @@ final class GuardedMethod {
     }
 
     /**
-     * The message of this call: a {@link MessageView} parameter, a {@code Message} that unwraps to
-     * one, the message the connector is dispatching on this thread, or else a view over the payload
-     * (first parameter) with no exchange and routing key.
+     * The delivery this call was made for: the one a connector posted under this call's payload
+     * object, if any; else a dispatch of the message the parameters carry — a {@link MessageView}
+     * parameter, a {@code Message} that unwraps to one, or a view over the payload with no exchange
+     * and routing key.
      */
-    MessageView view(Object[] args) {
+    Dispatch dispatch(Object[] args, Handover handover) {
+        Object payload = payloadIndex < 0 ? null : args[payloadIndex];
+        Object message = messageIndex < 0 ? null : args[messageIndex];
+        if (message != null) {
+            payload = ReactiveMessages.payload(message);
+        }
+        Dispatch posted = handover.take(payload);
+        if (posted != null) {
+            return posted;
+        }
         if (viewIndex >= 0 && args[viewIndex] != null) {
-            return (MessageView) args[viewIndex];
+            return Dispatch.of((MessageView) args[viewIndex]);
         }
-        Object payload = args.length == 0 ? null : args[0];
-        if (messageIndex >= 0 && args[messageIndex] != null) {
-            MessageView fromMessage = ReactiveMessages.view(args[messageIndex]);
+        if (message != null) {
+            MessageView fromMessage = ReactiveMessages.view(message);
             if (fromMessage != null) {
-                return fromMessage;
+                return Dispatch.of(fromMessage);
             }
-            payload = ReactiveMessages.payload(args[messageIndex]);
         }
-        MessageView current = CurrentMessage.get();
-        if (current != null) {
-            return current;
-        }
-        return MessageView.of("", "", null, Map.of(), bytes(payload));
+        return Dispatch.of(MessageView.of("", "", null, Map.of(), bytes(payload)));
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.spi.Handover;
 import jakarta.annotation.Priority;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
@@ -23,6 +24,9 @@ public class IdempotentMessageInterceptor {
     @Inject
     OnceOnlyExtension extension;
 
+    @Inject
+    Handover handover;
+
     @AroundInvoke
     Object guard(InvocationContext ctx) throws Exception {
         if (!runtime.enabled()) {
@@ -30,7 +34,8 @@ public class IdempotentMessageInterceptor {
         }
         GuardedMethod method = extension.method(ctx.getMethod());
         Object[] args = ctx.getParameters();
-        Object result = runtime.engine().guard(method.settings(), method.view(args), method.parameterKey(args), ctx::proceed);
+        Object result = runtime.engine().guard(method.settings(), method.dispatch(args, handover),
+                method.parameterKey(args), ctx::proceed);
         // The engine returns null for a skipped duplicate; a primitive return type needs its zero instead.
         return result == null ? method.skippedResult() : result;
     }

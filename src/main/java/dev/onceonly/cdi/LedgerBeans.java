@@ -1,6 +1,6 @@
 package dev.onceonly.cdi;
 
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.LogId;
 import dev.onceonly.jpa.JpaLedger;
 import dev.onceonly.jpa.JtaTransactionRunner;
 import dev.onceonly.jpa.LedgerSchema;

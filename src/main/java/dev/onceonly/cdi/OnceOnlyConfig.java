@@ -6,7 +6,7 @@ import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.Durations;
+import dev.onceonly.support.Durations;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.redis.RedisSettings;
 import org.eclipse.microprofile.config.Config;

@@ -3,24 +3,23 @@ package dev.onceonly.engine;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
-import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.support.Durations;
+import dev.onceonly.support.LogId;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -36,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@link Outcome#BUSY}, {@link Outcome#RETRY}, {@link Outcome#CONFLICT}, {@link Outcome#REJECTED}:
  *       throws {@link MessageRefusedException} without running the handler.</li>
  * </ul>
- * Every message is reported once to the {@link GuardListener} with its final outcome.
+ * Every message is reported once with its final outcome, to its {@link Dispatch} and to the
+ * {@link GuardListener}. The engine imports only {@code api}, {@code spi} and {@code support}: it
+ * runs without CDI (docs/architecture.md).
  */
 public final class GuardEngine {
 
@@ -47,21 +48,9 @@ public final class GuardEngine {
     private final ClaimStore store;
     private final TransactionRunner transactions;
     private final Ledger ledger;
-    private final ScheduledExecutorService scheduler;
     private final GuardListener listener;
     private final KeyDeriver keys;
-
-    /**
-     * Claims held by running handlers, whose leases the renewal sweep keeps alive. One periodic
-     * sweep for all of them rather than a scheduled task per message: scheduling and cancelling a
-     * task per message woke the scheduler's thread every time, which cost a guarded message on
-     * Redis about 13 us of its ~75 (BENCHMARKS.md).
-     */
-    private final Set<Invocation<?>> holding = ConcurrentHashMap.newKeySet();
-    private final Object sweepLock = new Object();
-    /** Period of the running sweep: a sixth of the shortest lease seen so far. */
-    private volatile long sweepPeriodMillis = Long.MAX_VALUE;
-    private ScheduledFuture<?> sweep; // guarded by sweepLock
+    private final LeaseSweep leases;
 
     /**
      * @param ledger    the ledger, or {@code null} when no consumer uses one
@@ -73,30 +62,31 @@ public final class GuardEngine {
         this.store = Objects.requireNonNull(store, "store");
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.ledger = ledger;
-        this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+        this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"));
         this.listener = Objects.requireNonNull(listener, "listener");
         this.keys = Objects.requireNonNull(keys, "keys");
     }
 
-    public KeyDeriver keys() {
-        return keys;
+    /** Stops renewing leases; claims still held lapse after their lease. */
+    public void close() {
+        leases.stop();
     }
 
     /**
      * Guards one message. See the class contract for results.
      *
-     * @param message      the message as delivered (for payload-only methods: a view over the payload)
+     * @param dispatch     the message as delivered, and where the decision goes
      * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
      */
-    public <T> T guard(ConsumerSettings settings, MessageView message, Object parameterKey,
+    public <T> T guard(ConsumerSettings settings, Dispatch dispatch, Object parameterKey,
                        TransactionRunner.Work<T> handler) throws Exception {
         long start = System.nanoTime();
         MessageKey key;
         try {
-            key = keys.derive(settings, message, parameterKey);
+            key = keys.derive(settings, dispatch.message(), parameterKey);
         } catch (KeyRejectedException e) {
             LogId.ONCE0302W.log(settings.consumer(), e.getMessage());
-            throw refuse(settings, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
+            throw refuse(settings, dispatch, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
         }
 
         String token = newToken();
@@ -112,7 +102,7 @@ public final class GuardEngine {
             listener.onStoreError(settings.consumer(), "claim");
             if (settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger()) {
                 LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.REJECT, Outcome.RETRY);
-                throw refuse(settings, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(), "claim store unavailable", start, e);
+                throw refuse(settings, dispatch, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(), "claim store unavailable", start, e);
             }
             LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.LEDGER_ONLY, "ledger decides");
             claim = null; // go on unclaimed: the ledger's unique key is the only guard now
@@ -123,20 +113,20 @@ public final class GuardEngine {
                 case DONE -> {
                     if (!claim.fingerprint().equals(key.fingerprint())) {
                         LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
-                        throw refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(),
+                        throw refuse(settings, dispatch, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(),
                                 "key was processed before with a different body", start, null);
                     }
-                    report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", System.nanoTime() - start);
+                    report(settings, dispatch, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", System.nanoTime() - start);
                     return null;
                 }
-                case IN_PROGRESS -> throw refuse(settings, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
+                case IN_PROGRESS -> throw refuse(settings, dispatch, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
                         "another holder is processing this key", start, null);
                 case ACQUIRED -> { }
             }
         }
 
-        Invocation<T> inv = new Invocation<>(settings, key, claim == null ? null : token, start, handler);
-        inv.startWatchdog();
+        Invocation<T> inv = new Invocation<>(settings, dispatch, key, claim == null ? null : token, start, handler);
+        inv.holdLease();
         inv.guardNanos += System.nanoTime() - start;
         try {
             return transactions.run(inv, inv);
@@ -151,26 +141,25 @@ public final class GuardEngine {
         }
     }
 
-    private MessageRefusedException refuse(ConsumerSettings s, Outcome outcome, Layer layer, String digest,
-                                           String reason, long start, Throwable cause) {
-        report(s, outcome, layer, digest, reason, System.nanoTime() - start);
+    private MessageRefusedException refuse(ConsumerSettings s, Dispatch dispatch, Outcome outcome, Layer layer,
+                                           String digest, String reason, long start, Throwable cause) {
+        report(s, dispatch, outcome, layer, digest, reason, System.nanoTime() - start);
         return new MessageRefusedException(outcome, s.consumer(), digest, reason, cause);
     }
 
-    private void report(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason, long nanos) {
+    /** The one place a decision leaves the engine: to the delivery first, then to the listeners. */
+    private void report(ConsumerSettings s, Dispatch dispatch, Outcome outcome, Layer layer, String digest,
+                        String reason, long nanos) {
+        GuardEvent event = new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos);
+        dispatch.decided(event);
         try {
-            listener.onOutcome(new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos));
+            listener.onOutcome(event);
         } catch (RuntimeException e) {
             // A broken listener must not change what happens to the message.
             java.util.logging.Logger.getLogger("dev.onceonly").log(java.util.logging.Level.FINE, "listener failed", e);
         }
     }
 
-    /**
-     * A fencing token: 21 base64url characters, 126 random bits. Tokens must be unique, not secret
-     * (anyone who can forge one can write to Redis anyway), and never contain {@code '|'}. Built
-     * straight from bytes: one per message, so it should cost one small string and nothing more.
-     */
     private static Outcome refusedOutcome(LedgerDecision decision) {
         return decision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
     }
@@ -181,6 +170,11 @@ public final class GuardEngine {
                 : "ledger row of a concurrent holder was not committed";
     }
 
+    /**
+     * A fencing token: 21 base64url characters, 126 random bits. Tokens must be unique, not secret
+     * (anyone who can forge one can write to Redis anyway), and never contain {@code '|'}. Built
+     * straight from bytes: one per message, so it should cost one small string and nothing more.
+     */
     private static String newToken() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         byte[] token = new byte[TOKEN_CHARS];
@@ -188,43 +182,6 @@ public final class GuardEngine {
             token[i] = TOKEN_ALPHABET[r.nextInt(TOKEN_ALPHABET.length)];
         }
         return new String(token, StandardCharsets.ISO_8859_1);
-    }
-
-    /** Starts the sweep, or makes it run more often, so that it runs at least every {@code lease}/6. */
-    private void sweepAtLeastEverySixthOf(Duration lease) {
-        long period = Math.max(1, lease.toMillis() / 6);
-        if (period >= sweepPeriodMillis) {
-            return;
-        }
-        synchronized (sweepLock) {
-            if (period < sweepPeriodMillis) {
-                if (sweep != null) {
-                    sweep.cancel(false);
-                }
-                sweep = scheduler.scheduleAtFixedRate(this::renewDueLeases, period, period, TimeUnit.MILLISECONDS);
-                sweepPeriodMillis = period;
-            }
-        }
-    }
-
-    /**
-     * Renews every held claim that would otherwise go more than lease/3 without renewal before the
-     * next sweep: renewals come every lease/6 to lease/3, never later. A store failure is retried
-     * at the next sweep.
-     */
-    private void renewDueLeases() {
-        long now = System.nanoTime();
-        long period = TimeUnit.MILLISECONDS.toNanos(sweepPeriodMillis);
-        for (Invocation<?> inv : holding) {
-            if (now - inv.renewAtNanos >= -period) {
-                try {
-                    inv.renew(now);
-                } catch (RuntimeException e) {
-                    // One claim's failure must not end the sweep (a periodic task that throws is never run again).
-                    LogId.ONCE0202W.log(inv.settings.consumer(), inv.key.digest(), e, sweepPeriodMillis);
-                }
-            }
-        }
     }
 
     /** Thrown inside the transaction to roll it back when the ledger refuses the message. */
@@ -239,8 +196,9 @@ public final class GuardEngine {
      * work (ledger row, then handler) and the transaction's completion callback: one object per
      * message where lambdas would make three.
      */
-    private final class Invocation<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion {
+    private final class Invocation<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion, LeaseSweep.Lease {
         final ConsumerSettings settings;
+        final Dispatch dispatch;
         final MessageKey key;
         final String token; // null when running unclaimed under LEDGER_ONLY
         final long start;
@@ -251,8 +209,10 @@ public final class GuardEngine {
         volatile long renewAtNanos;
         private volatile boolean leaseLost;
 
-        Invocation(ConsumerSettings settings, MessageKey key, String token, long start, TransactionRunner.Work<T> handler) {
+        Invocation(ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token, long start,
+                   TransactionRunner.Work<T> handler) {
             this.settings = settings;
+            this.dispatch = dispatch;
             this.key = key;
             this.token = token;
             this.start = start;
@@ -260,13 +220,27 @@ public final class GuardEngine {
         }
 
         /** Hands the claim to the renewal sweep until {@link #completed}. */
-        void startWatchdog() {
+        void holdLease() {
             if (token == null) {
                 return;
             }
             renewAtNanos = System.nanoTime() + settings.lease().toNanos() / 3;
-            holding.add(this);
-            sweepAtLeastEverySixthOf(settings.lease());
+            leases.hold(this, settings.lease());
+        }
+
+        @Override
+        public long renewAtNanos() {
+            return renewAtNanos;
+        }
+
+        @Override
+        public String consumer() {
+            return settings.consumer();
+        }
+
+        @Override
+        public String keyDigest() {
+            return key.digest();
         }
 
         /** Inside the transaction: the ledger row first (when used), then the handler. */
@@ -293,19 +267,20 @@ public final class GuardEngine {
         }
 
         /** One lease renewal, by the sweep. A lost lease is reported once and no longer renewed. */
-        void renew(long now) {
+        @Override
+        public void renew(long now) {
             try {
                 if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
                     renewAtNanos = now + settings.lease().toNanos() / 3;
                     listener.onLeaseRenewed(settings.consumer());
-                } else if (holding.remove(this)) { // not removed by completion meanwhile: really lost
+                } else if (leases.drop(this)) { // not removed by completion meanwhile: really lost
                     leaseLost = true;
                     listener.onLeaseLost(settings.consumer());
                     LogId.ONCE0201W.log(settings.consumer(), key.digest(), elapsedMillis(), Durations.format(settings.lease()));
                 }
             } catch (ClaimStoreException e) {
                 listener.onStoreError(settings.consumer(), "extend");
-                LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), sweepPeriodMillis);
+                LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), leases.periodMillis());
             }
         }
 
@@ -314,7 +289,7 @@ public final class GuardEngine {
         public void completed(boolean committed) {
             long f0 = System.nanoTime();
             GuardListener.Phase phase = listener.startPhase(settings.consumer(), "finalise");
-            holding.remove(this);
+            leases.drop(this);
             Outcome outcome;
             Layer layer = Layer.NONE;
             String reason = "";
@@ -344,7 +319,7 @@ public final class GuardEngine {
             }
             phase.end();
             guardNanos += System.nanoTime() - f0;
-            report(settings, outcome, layer, key.digest(), reason, guardNanos);
+            report(settings, dispatch, outcome, layer, key.digest(), reason, guardNanos);
         }
 
         private void finish(String operation, boolean complete) {

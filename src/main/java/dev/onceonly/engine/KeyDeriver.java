@@ -2,21 +2,14 @@ package dev.onceonly.engine;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
-import jakarta.json.JsonException;
-import jakarta.json.JsonNumber;
-import jakarta.json.JsonString;
-import jakarta.json.JsonValue;
-import jakarta.json.spi.JsonProvider;
-import jakarta.json.stream.JsonParsingException;
+import dev.onceonly.support.JsonPointers;
 
-import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -44,9 +37,8 @@ public final class KeyDeriver {
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
     private final String prefix;
-    // JSON-P provider lookup is a service-loader scan: do it once, and only if a consumer needs it.
-    private volatile JsonProvider json;
-    private final ConcurrentHashMap<String, jakarta.json.JsonPointer> pointers = new ConcurrentHashMap<>();
+    /** Created on first use: an application without JSON-Pointer keys never loads JSON-P. */
+    private volatile JsonPointers json;
 
     /** @param prefix prefix of every store key, e.g. {@code oo:} */
     public KeyDeriver(String prefix) {
@@ -82,11 +74,7 @@ public final class KeyDeriver {
 
     /** Compiles a JSON Pointer, failing with {@link IllegalArgumentException} when its syntax is invalid. */
     public void validatePointer(String pointer) {
-        try {
-            pointer(pointer);
-        } catch (JsonException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
+        json().validate(pointer);
     }
 
     /** @return the tagged explicit key, or {@code null} for the content key */
@@ -141,47 +129,20 @@ public final class KeyDeriver {
     }
 
     private String pointerValue(ConsumerSettings s, byte[] body) {
-        JsonValue root;
-        try (var reader = json().createReader(new ByteArrayInputStream(body))) {
-            root = reader.readValue();
-        } catch (JsonParsingException e) {
-            throw new KeyRejectedException("payload is not valid JSON (at line " + e.getLocation().getLineNumber()
-                    + ", column " + e.getLocation().getColumnNumber() + ")");
-        } catch (JsonException e) {
-            throw new KeyRejectedException("payload is not valid JSON");
+        try {
+            return json().read(body, s.keyPointer());
+        } catch (IllegalArgumentException e) {
+            throw new KeyRejectedException(e.getMessage());
         }
-        if (!(root instanceof jakarta.json.JsonStructure structure)) {
-            throw new KeyRejectedException("payload is a JSON " + root.getValueType() + ", not an object or array");
-        }
-        jakarta.json.JsonPointer pointer = pointer(s.keyPointer());
-        if (!pointer.containsValue(structure)) {
-            return null;
-        }
-        JsonValue value = pointer.getValue(structure);
-        if (value instanceof JsonString str) {
-            return str.getString();
-        }
-        if (value instanceof JsonNumber num) {
-            return num.toString();
-        }
-        if (value.getValueType() == JsonValue.ValueType.NULL) {
-            return null;
-        }
-        throw new KeyRejectedException("value at " + s.keyPointer() + " is a JSON " + value.getValueType()
-                + "; a key must be a string or a number");
     }
 
-    private jakarta.json.JsonPointer pointer(String pointer) {
-        return pointers.computeIfAbsent(pointer, p -> json().createPointer(p));
-    }
-
-    private JsonProvider json() {
-        JsonProvider p = json;
-        if (p == null) {
-            p = JsonProvider.provider();
-            json = p;
+    private JsonPointers json() {
+        JsonPointers j = json;
+        if (j == null) {
+            j = new JsonPointers();
+            json = j;
         }
-        return p;
+        return j;
     }
 
     private static String escape(String name, String what) {

@@ -1,6 +1,6 @@
 package dev.onceonly.jpa;
 
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.LogId;
 import dev.onceonly.spi.Ledger;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceException;

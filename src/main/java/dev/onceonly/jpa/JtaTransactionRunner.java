@@ -1,6 +1,6 @@
 package dev.onceonly.jpa;
 
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.LogId;
 import dev.onceonly.spi.TransactionRunner;
 import jakarta.transaction.Status;
 import jakarta.transaction.Synchronization;

@@ -3,7 +3,7 @@ package dev.onceonly.memory;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.LogId;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;

@@ -3,7 +3,7 @@ package dev.onceonly.observability;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
-import dev.onceonly.engine.GuardListener;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;

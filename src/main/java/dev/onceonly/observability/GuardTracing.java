@@ -1,7 +1,7 @@
 package dev.onceonly.observability;
 
 import dev.onceonly.api.GuardEvent;
-import dev.onceonly.engine.GuardListener;
+import dev.onceonly.spi.GuardListener;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;

@@ -1,7 +1,7 @@
 package dev.onceonly.observability;
 
 import dev.onceonly.cdi.OnceOnlyExtension;
-import dev.onceonly.engine.GuardListener;
+import dev.onceonly.spi.GuardListener;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.Tracer;
 import jakarta.enterprise.context.ApplicationScoped;

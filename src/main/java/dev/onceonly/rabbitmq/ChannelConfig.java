@@ -1,7 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import dev.onceonly.api.InvalidConfigurationException;
-import dev.onceonly.engine.Durations;
+import dev.onceonly.support.Durations;
 import org.eclipse.microprofile.config.Config;
 
 import java.time.Duration;

@@ -4,7 +4,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Recoverable;
 import com.rabbitmq.client.RecoveryListener;
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.LogId;
 
 import javax.net.ssl.SSLContext;
 import java.io.IOException;

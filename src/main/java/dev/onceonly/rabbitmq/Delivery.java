@@ -2,19 +2,23 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.spi.Dispatch;
 
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One delivery of an incoming channel, from the broker handing it over until it is settled.
+ * One delivery of an incoming channel, from the broker handing it over until it is settled. It is
+ * the {@link Dispatch} the guard reports its decision to, which {@link InboundChannel#nack} reads
+ * to choose the broker action.
  *
  * <p>Two one-way latches keep the broker protocol safe: {@link #decide()} lets only the first
  * ack/nack of the application through (Reactive Messaging or the application may call both, or
  * twice), and {@link #claimSettlement()} lets exactly one broker action happen (a delayed retry and a
  * shutdown may race for it). Acking a delivery tag twice would make the broker close the channel.
  */
-final class Delivery {
+final class Delivery implements Dispatch {
 
     /** Where the delivery is; shutdown requeues {@link #BUFFERED} and {@link #HELD} ones at once. */
     enum Stage {
@@ -31,6 +35,8 @@ final class Delivery {
     final Channel channel;
     final long deliveryTag;
     final IncomingRabbitMetadata metadata;
+    /** What the application's method receives; the guard recognises the delivery by this object. */
+    final Object payload;
     /** Generation of the consumer's AMQP channel at delivery; see {@link #isStale()}. */
     private final ChannelGeneration generation;
     private final long receivedIn;
@@ -38,15 +44,31 @@ final class Delivery {
     private final AtomicBoolean settled = new AtomicBoolean();
     volatile Stage stage = Stage.BUFFERED;
     volatile ScheduledFuture<?> hold;
-    /** The guard's decision, when the consumer method was guarded and ran on the dispatching thread. */
-    volatile GuardEvent guardEvent;
+    /** The guard's decision, when a guarded method was invoked for this delivery. */
+    private volatile GuardEvent guardDecision;
 
-    Delivery(Channel channel, IncomingRabbitMetadata metadata, ChannelGeneration generation) {
+    Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation) {
         this.channel = channel;
         this.deliveryTag = metadata.deliveryTag();
         this.metadata = metadata;
+        this.payload = payload;
         this.generation = generation;
         this.receivedIn = generation.current();
+    }
+
+    @Override
+    public MessageView message() {
+        return metadata;
+    }
+
+    @Override
+    public void decided(GuardEvent event) {
+        guardDecision = event;
+    }
+
+    /** The guard's decision, or {@code null} when no guarded method was invoked for this delivery. */
+    GuardEvent guardDecision() {
+        return guardDecision;
     }
 
     /** True for the first ack or nack only. */

@@ -1,17 +1,18 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 
 /**
- * What the connector does with a delivery the application did not accept, decided from the
- * failure alone (DESIGN.md, "Outcomes → broker actions").
+ * What the connector does with a delivery the application did not accept, decided from the guard's
+ * decision for that delivery (when a guarded method was invoked for it) and the attempt count
+ * (docs/architecture.md, "Outcomes and broker actions").
  *
- * @param action   the broker action
- * @param outcome  the guard's outcome; {@link Outcome#FAILED} for any exception that is not a
- *                 {@link MessageRefusedException} (including consumers without the guard)
- * @param reason   why, for the dead-letter headers and logs; never the message body
- * @param consumer the guard's consumer name when the refusal names one, else {@code null}
+ * @param action    the broker action
+ * @param outcome   the guard's refusal ({@code BUSY}, {@code RETRY}, {@code CONFLICT}, {@code REJECTED}),
+ *                  else {@link Outcome#FAILED} (the handler, or anything after the guard, failed)
+ * @param reason    why, for the dead-letter headers and logs; never the message body
+ * @param consumer  the guard's consumer name when a guarded method decided, else {@code null}
  * @param keyDigest the guard's key digest when known, else empty
  */
 record Disposition(Action action, Outcome outcome, String reason, String consumer, String keyDigest) {
@@ -29,37 +30,33 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
     private static final int MAX_REASON = 300;
 
     /**
-     * @param failure     what the consumer method threw (as handed to {@code Message.nack})
+     * @param guard       the guard's decision for this delivery, or {@code null} when no guarded
+     *                    method was invoked for it
+     * @param failure     what the application nacked with
      * @param attempt     1-based number of this delivery's attempt
      * @param maxAttempts attempts allowed before a failing message is dead-lettered
      */
-    static Disposition of(Throwable failure, int attempt, int maxAttempts) {
-        MessageRefusedException refused = refusal(failure);
-        if (refused != null) {
-            Action action = switch (refused.outcome()) {
-                case BUSY, RETRY -> Action.REQUEUE_LATER;
-                case CONFLICT, REJECTED -> Action.DEAD_LETTER;
-                // Not a refusal outcome: treat like a failed handler rather than lose the message.
-                default -> attempt >= maxAttempts ? Action.DEAD_LETTER : Action.RETRY_LATER;
-            };
-            return new Disposition(action, refused.outcome(), cap(refused.reason()), refused.consumer(), refused.keyDigest());
+    static Disposition of(GuardEvent guard, Throwable failure, int attempt, int maxAttempts) {
+        Action failed = attempt >= maxAttempts ? Action.DEAD_LETTER : Action.RETRY_LATER;
+        if (guard == null) {
+            return new Disposition(failed, Outcome.FAILED, cap(describe(failure)), null, "");
         }
-        Action action = attempt >= maxAttempts ? Action.DEAD_LETTER : Action.RETRY_LATER;
-        return new Disposition(action, Outcome.FAILED, cap(describe(failure)), null, "");
-    }
-
-    /** The guard's refusal anywhere in the cause chain: Reactive Messaging may wrap what the method threw. */
-    private static MessageRefusedException refusal(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof MessageRefusedException r) {
-                return r;
-            }
-        }
-        return null;
+        return switch (guard.outcome()) {
+            case BUSY, RETRY -> new Disposition(Action.REQUEUE_LATER, guard.outcome(), cap(guard.reason()),
+                    guard.consumer(), guard.keyDigest());
+            case CONFLICT, REJECTED -> new Disposition(Action.DEAD_LETTER, guard.outcome(), cap(guard.reason()),
+                    guard.consumer(), guard.keyDigest());
+            // FAILED, or the guard let it through and something after it failed: an attempt spent.
+            case FAILED, PROCESSED, DUPLICATE -> new Disposition(failed, Outcome.FAILED, cap(describe(failure)),
+                    guard.consumer(), guard.keyDigest());
+        };
     }
 
     /** The innermost cause: wrappers (invocation, processing exceptions) say nothing about the message. */
     private static String describe(Throwable failure) {
+        if (failure == null) {
+            return "nacked without a reason";
+        }
         Throwable root = failure;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();

@@ -1,6 +1,7 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.api.GuardEvent;
+import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.HealthProbe;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Priority;
@@ -10,6 +11,8 @@ import jakarta.enterprise.context.BeforeDestroyed;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Reception;
 import jakarta.enterprise.event.Startup;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.spi.Connector;
@@ -22,8 +25,6 @@ import org.eclipse.microprofile.reactive.streams.operators.SubscriberBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import dev.onceonly.spi.HealthProbe;
-import jakarta.enterprise.inject.Produces;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -47,6 +48,10 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
     ThreadFactory managedThreads;
+
+    /** Where each delivery is handed to the guard of the method invoked for it. */
+    @Inject
+    Handover handover;
 
     private RabbitResources resources;
 
@@ -75,7 +80,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
-        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ChannelConfig.Direction.INCOMING).incoming(), resources);
+        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ChannelConfig.Direction.INCOMING).incoming(), resources, handover);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -113,11 +118,6 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
         outbound.forEach(OutboundChannel::stop);
     }
 
-    /** Lets a dead letter name the guard's consumer and key when a guarded method failed. */
-    void onGuardEvent(@Observes(notifyObserver = Reception.IF_EXISTS) GuardEvent event) {
-        InboundChannel.guardDecided(event);
-    }
-
     /** Readiness: every channel's broker connections are open (amqp-client recovers them after a drop). */
     @Produces
     HealthProbe brokerProbe() {
@@ -134,5 +134,4 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
             start.run();
         }
     }
-
 }

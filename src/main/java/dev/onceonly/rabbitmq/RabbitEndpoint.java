@@ -1,7 +1,7 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.engine.Durations;
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.Durations;
+import dev.onceonly.support.LogId;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.onceonly.redis;
 
-import dev.onceonly.engine.LogId;
+import dev.onceonly.support.LogId;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;

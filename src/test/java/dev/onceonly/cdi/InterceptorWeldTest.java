@@ -3,6 +3,8 @@ package dev.onceonly.cdi;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Handover;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
@@ -39,7 +41,8 @@ class InterceptorWeldTest {
 
     @WeldSetup
     WeldInitiator weld = WeldInitiator.from(WeldInitiator.createWeld()
-                    .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class, Outcomes.class)
+                    .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class, Outcomes.class,
+                            Handover.class, OrderBeans.Lines.class, OrderBeans.Splitter.class, OrderBeans.GuardedSplitter.class)
                     .addExtension(new OnceOnlyExtension()))
             .activate(ApplicationScoped.class)
             .build();
@@ -50,12 +53,30 @@ class InterceptorWeldTest {
     @Inject
     Outcomes outcomes;
 
+    @Inject
+    Handover handover;
+
+    @Inject
+    OrderBeans.Lines lines;
+
+    @Inject
+    OrderBeans.Splitter splitter;
+
+    @Inject
+    OrderBeans.GuardedSplitter guardedSplitter;
+
     @ApplicationScoped
     static class Outcomes {
         private final List<Outcome> seen = new CopyOnWriteArrayList<>();
+        private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
 
         void on(@Observes GuardEvent e) {
             seen.add(e.outcome());
+            events.add(e);
+        }
+
+        List<GuardEvent> events() {
+            return List.copyOf(events);
         }
 
         List<Outcome> seen() {
@@ -92,5 +113,70 @@ class InterceptorWeldTest {
         assertEquals(1, bean.onPayload("{\"qty\":1}", id));
         assertEquals(0, bean.onPayload("{\"qty\":1}", id), "a skipped call of an int method returns 0");
         assertEquals(2, bean.onPayload("{\"qty\":1}", id + "-other"));
+    }
+
+    /**
+     * An unguarded consumer (as an {@code @Incoming} method the connector dispatched a delivery to)
+     * calls a guarded bean once per order line: each call keys on its own line. Before the handover,
+     * every guarded call on the dispatching thread keyed on the delivery, so two of three lines were
+     * skipped as duplicates and their effects lost.
+     */
+    @Test
+    void guardedCallsInsideAnUnguardedConsumerKeyOnTheirOwnArguments() {
+        String order = "a-" + UUID.randomUUID() + ";b-" + UUID.randomUUID() + ";c-" + UUID.randomUUID();
+        Recording delivery = new Recording(message(order));
+        handover.post(order, delivery);
+        splitter.onOrder(order);
+        assertEquals(List.of(order.split(";")), lines.reserved(), "three lines, three effects");
+        assertEquals(List.of(), delivery.decisions, "the delivery was for the unguarded method: no guard decided it");
+        handover.withdraw(order);
+        assertEquals(0, handover.pending());
+    }
+
+    /**
+     * A guarded consumer takes its delivery (keys on the delivery's exchange and routing key, and
+     * reports to it); the guarded bean it calls keys on its own argument and reports nowhere.
+     */
+    @Test
+    void aGuardedConsumerAndTheGuardedBeanItCallsEachKeyOnTheirOwnInput() {
+        String line = "only-" + UUID.randomUUID();
+        String order = new String(line.toCharArray()); // equal to the line, but another object
+        Recording delivery = new Recording(MessageView.of("orders", "order.placed", null, Map.of(),
+                order.getBytes(StandardCharsets.UTF_8)));
+        handover.post(order, delivery);
+        guardedSplitter.onOrder(order);
+        assertEquals(List.of(order), guardedSplitter.orders());
+        assertEquals(List.of(line), lines.reserved(), "the inner call ran: it is not the delivery's duplicate");
+        assertEquals(List.of(Outcome.PROCESSED), delivery.decisions.stream().map(GuardEvent::outcome).toList());
+        assertEquals("cdi-orders", delivery.decisions.get(0).consumer());
+        assertEquals(0, handover.pending(), "taken once, by the call made for the delivery");
+
+        // The delivery comes again (a redelivery, a new payload object): a duplicate of the consumer.
+        String again = new String(order.toCharArray());
+        Recording redelivery = new Recording(delivery.message());
+        handover.post(again, redelivery);
+        guardedSplitter.onOrder(again);
+        assertEquals(List.of(Outcome.DUPLICATE), redelivery.decisions.stream().map(GuardEvent::outcome).toList());
+        assertEquals(1, guardedSplitter.orders().size());
+    }
+
+    /** A dispatch that records the decisions reported to it. */
+    private static final class Recording implements Dispatch {
+        private final MessageView message;
+        final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
+
+        Recording(MessageView message) {
+            this.message = message;
+        }
+
+        @Override
+        public MessageView message() {
+            return message;
+        }
+
+        @Override
+        public void decided(GuardEvent event) {
+            decisions.add(event);
+        }
     }
 }

@@ -11,6 +11,7 @@ import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.redis.RedisSettings;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.MutableClock;
 import org.junit.jupiter.api.AfterEach;
@@ -38,6 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The guard flow on the in-memory store, with a clock the test moves. */
 class GuardEngineTest {
 
+    private final KeyDeriver keys = new KeyDeriver("oo:");
     private final MutableClock clock = new MutableClock();
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
@@ -47,7 +49,7 @@ class GuardEngineTest {
     private final AtomicInteger runs = new AtomicInteger();
 
     private GuardEngine engineOn(dev.onceonly.spi.ClaimStore s) {
-        return new GuardEngine(s, TransactionRunner.NONE, null, scheduler, events::add, new KeyDeriver("oo:"));
+        return new GuardEngine(s, TransactionRunner.NONE, null, scheduler, events::add, keys);
     }
 
     @AfterEach
@@ -55,11 +57,15 @@ class GuardEngineTest {
         scheduler.shutdownNow();
     }
 
-    private static MessageView message(String body) {
+    private static MessageView view(String body) {
         return MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
     }
 
-    private String handle(ConsumerSettings s, MessageView m) throws Exception {
+    private static Dispatch message(String body) {
+        return Dispatch.of(view(body));
+    }
+
+    private String handle(ConsumerSettings s, Dispatch m) throws Exception {
         return engine.guard(s, m, null, () -> "ran-" + runs.incrementAndGet());
     }
 
@@ -77,6 +83,42 @@ class GuardEngineTest {
         assertEquals(events.get(0).keyDigest(), events.get(1).keyDigest());
     }
 
+    /** The decision reaches the delivery's own dispatch, once and before the guard returns or throws. */
+    @Test
+    void eachDecisionIsReportedToTheDispatchItWasMadeFor() throws Exception {
+        List<GuardEvent> first = new CopyOnWriteArrayList<>();
+        List<GuardEvent> second = new CopyOnWriteArrayList<>();
+        handle(settings, recording(view("d"), first));
+        assertNull(handle(settings, recording(view("d"), second)));
+        assertEquals(List.of(Outcome.PROCESSED), first.stream().map(GuardEvent::outcome).toList());
+        assertEquals(List.of(Outcome.DUPLICATE), second.stream().map(GuardEvent::outcome).toList());
+        List<GuardEvent> failed = new CopyOnWriteArrayList<>();
+        assertThrows(IllegalStateException.class, () -> engine.guard(settings, recording(view("f"), failed), null, () -> {
+            throw new IllegalStateException("boom");
+        }));
+        assertEquals(List.of(Outcome.FAILED), failed.stream().map(GuardEvent::outcome).toList());
+        List<GuardEvent> refused = new CopyOnWriteArrayList<>();
+        MessageKey key = keys.derive(settings, view("b"), null);
+        store.claim(key.storeKey(), "other", key.fingerprint(), Duration.ofSeconds(30));
+        assertThrows(MessageRefusedException.class, () -> handle(settings, recording(view("b"), refused)));
+        assertEquals(List.of(Outcome.BUSY), refused.stream().map(GuardEvent::outcome).toList());
+        assertEquals(key.digest(), refused.get(0).keyDigest());
+    }
+
+    private static Dispatch recording(MessageView view, List<GuardEvent> decisions) {
+        return new Dispatch() {
+            @Override
+            public MessageView message() {
+                return view;
+            }
+
+            @Override
+            public void decided(GuardEvent event) {
+                decisions.add(event);
+            }
+        };
+    }
+
     @Test
     void failingHandlerReleasesTheClaimSoTheRedeliveryRuns() throws Exception {
         IllegalStateException boom = new IllegalStateException("boom");
@@ -91,7 +133,7 @@ class GuardEngineTest {
 
     @Test
     void messageHeldByAnotherHolderIsBusyAndNotRun() throws Exception {
-        MessageKey key = engine.keys().derive(settings, message("m"), null);
+        MessageKey key = keys.derive(settings, view("m"), null);
         store.claim(key.storeKey(), "other-instance", key.fingerprint(), Duration.ofSeconds(30));
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(settings, message("m")));
         assertEquals(Outcome.BUSY, e.outcome());
@@ -102,7 +144,7 @@ class GuardEngineTest {
 
     @Test
     void claimOfACrashedHolderExpiresAfterItsLease() throws Exception {
-        MessageKey key = engine.keys().derive(settings, message("m"), null);
+        MessageKey key = keys.derive(settings, view("m"), null);
         store.claim(key.storeKey(), "crashed", key.fingerprint(), settings.lease());
         assertEquals(Outcome.BUSY, assertThrows(MessageRefusedException.class, () -> handle(settings, message("m"))).outcome());
         clock.advance(settings.lease().plusSeconds(1));
@@ -166,7 +208,7 @@ class GuardEngineTest {
 
     @Test
     void holderWhoseLeaseExpiredMidRunCannotMarkTheNewHoldersClaimDone() throws Exception {
-        MessageKey key = engine.keys().derive(settings, message("m"), null);
+        MessageKey key = keys.derive(settings, view("m"), null);
         engine.guard(settings, message("m"), null, () -> {
             clock.advance(settings.lease().plusSeconds(1)); // the handler overran its lease
             assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease()).state());

@@ -1,6 +1,7 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
 import org.junit.jupiter.api.Test;
 
@@ -14,16 +15,18 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 class DispositionTest {
 
-    private static MessageRefusedException refused(Outcome outcome) {
-        return new MessageRefusedException(outcome, "orders", "digest", "because", null);
+    private static GuardEvent decided(Outcome outcome) {
+        return new GuardEvent("orders", outcome, Layer.CLAIM_STORE, "digest", "because", 1);
     }
+
+    private static final RuntimeException NACKED = new IllegalStateException("refused");
 
     @Test
     void refusalsFollowTheOutcomeTable() {
-        assertEquals(REQUEUE_LATER, Disposition.of(refused(Outcome.BUSY), 1, 3).action());
-        assertEquals(REQUEUE_LATER, Disposition.of(refused(Outcome.RETRY), 99, 3).action(), "RETRY never dead-letters");
-        assertEquals(DEAD_LETTER, Disposition.of(refused(Outcome.CONFLICT), 1, 3).action());
-        Disposition rejected = Disposition.of(refused(Outcome.REJECTED), 1, 3);
+        assertEquals(REQUEUE_LATER, Disposition.of(decided(Outcome.BUSY), NACKED, 1, 3).action());
+        assertEquals(REQUEUE_LATER, Disposition.of(decided(Outcome.RETRY), NACKED, 99, 3).action(), "RETRY never dead-letters");
+        assertEquals(DEAD_LETTER, Disposition.of(decided(Outcome.CONFLICT), NACKED, 1, 3).action());
+        Disposition rejected = Disposition.of(decided(Outcome.REJECTED), NACKED, 1, 3);
         assertEquals(DEAD_LETTER, rejected.action());
         assertEquals(Outcome.REJECTED, rejected.outcome());
         assertEquals("orders", rejected.consumer());
@@ -34,20 +37,36 @@ class DispositionTest {
     @Test
     void failuresRetryUntilMaxAttempts() {
         RuntimeException boom = new IllegalStateException("boom");
-        assertEquals(RETRY_LATER, Disposition.of(boom, 1, 3).action());
-        assertEquals(RETRY_LATER, Disposition.of(boom, 2, 3).action());
-        Disposition last = Disposition.of(boom, 3, 3);
+        assertEquals(RETRY_LATER, Disposition.of(null, boom, 1, 3).action());
+        assertEquals(RETRY_LATER, Disposition.of(null, boom, 2, 3).action());
+        Disposition last = Disposition.of(null, boom, 3, 3);
         assertEquals(DEAD_LETTER, last.action());
         assertEquals(Outcome.FAILED, last.outcome());
         assertEquals("java.lang.IllegalStateException: boom", last.reason());
         assertNull(last.consumer());
     }
 
+    /** A guarded method that failed: an attempt, named after the guard's consumer and key. */
     @Test
-    void wrappedRefusalsAndFailuresAreUnwrapped() {
-        var wrapped = new RuntimeException(new InvocationTargetException(refused(Outcome.CONFLICT)));
-        assertEquals(Outcome.CONFLICT, Disposition.of(wrapped, 1, 3).outcome());
+    void aGuardedFailureCountsAsAnAttemptAndNamesTheConsumer() {
         var failure = new RuntimeException("processing failed", new IllegalArgumentException("bad amount"));
-        assertEquals("java.lang.IllegalArgumentException: bad amount", Disposition.of(failure, 1, 3).reason());
+        Disposition d = Disposition.of(decided(Outcome.FAILED), failure, 1, 3);
+        assertEquals(RETRY_LATER, d.action());
+        assertEquals("java.lang.IllegalArgumentException: bad amount", d.reason());
+        assertEquals("orders", d.consumer());
+        assertEquals("digest", d.keyDigest());
+    }
+
+    /**
+     * Only the guard's decision for this delivery counts: a refusal thrown by some other guarded
+     * call inside an unguarded method is a failure of this delivery, like any exception.
+     */
+    @Test
+    void aRefusalInTheCauseChainIsNotTheDeliverysDecision() {
+        var wrapped = new RuntimeException(new InvocationTargetException(
+                new dev.onceonly.api.MessageRefusedException(Outcome.BUSY, "inner", "d", "busy", null)));
+        Disposition d = Disposition.of(null, wrapped, 1, 3);
+        assertEquals(Outcome.FAILED, d.outcome());
+        assertEquals(RETRY_LATER, d.action());
     }
 }

@@ -1,8 +1,12 @@
 package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.GetResponse;
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Handover;
 import dev.onceonly.testing.TestRabbit;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
@@ -37,6 +41,7 @@ class InboundChannelTest {
     final RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(),
             Executors.newCachedThreadPool(), Executors.newSingleThreadScheduledExecutor());
     final Probe probe = new Probe();
+    final Handover handover = new Handover();
     TestRabbit rabbit;
     InboundChannel channel;
 
@@ -47,7 +52,7 @@ class InboundChannelTest {
                 "prefetch", "5", "retry-delay", "100ms", "max-attempts", "2", "drain-timeout", "5s");
         channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
-                .incoming(), resources);
+                .incoming(), resources, handover);
         channel.subscribe(probe);
         channel.start();
         await("the consumer", LIMIT, () -> consumers(queue), n -> n == 1);
@@ -91,18 +96,45 @@ class InboundChannelTest {
         rabbit.unbind(queue + ".dlq", queue + ".dlx", queue);
         rabbit.publish("", queue, "rejected");
         Message<?> first = probe.next();
-        first.nack(new MessageRefusedException(Outcome.REJECTED, "unit", "", "no key", null));
+        refuse(first, Outcome.REJECTED);
 
         // The dead-letter publish comes back unroutable: the original goes back to the queue.
         Message<?> again = probe.next();
         assertEquals("rejected", again.getPayload());
         rabbit.bind(queue + ".dlq", queue + ".dlx", queue);
-        again.nack(new MessageRefusedException(Outcome.REJECTED, "unit", "", "no key", null));
+        refuse(again, Outcome.REJECTED);
 
         await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
         await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
         GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
         assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+        assertEquals("unit-consumer", dead.getProps().getHeaders().get(RabbitHeaders.CONSUMER).toString());
+        assertEquals(0, handover.pending(), "settled deliveries leave the handover");
+    }
+
+    /**
+     * Acts as the guard of the method invoked for {@code m}: takes the delivery from the handover
+     * by its payload, reports the decision to it, then nacks as Reactive Messaging would with the
+     * guard's exception.
+     */
+    private void refuse(Message<?> m, Outcome outcome) {
+        Dispatch dispatch = handover.take(m.getPayload());
+        assertNotNull(dispatch, "the delivery was posted under its payload");
+        dispatch.decided(new GuardEvent("unit-consumer", outcome, Layer.NONE, "", "no key", 0));
+        m.nack(new MessageRefusedException(outcome, "unit-consumer", "", "no key", null));
+    }
+
+    /** A refusal nobody reported for this delivery is a failure of it: an attempt, then the DLQ. */
+    @Test
+    void aRefusalThrownWithoutAGuardDecisionCountsAsAFailedAttempt() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "inner-busy");
+        probe.next().nack(new MessageRefusedException(Outcome.BUSY, "inner", "", "busy", null));
+        Message<?> second = probe.next();
+        assertEquals(2, second.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        second.nack(new MessageRefusedException(Outcome.BUSY, "inner", "", "busy", null));
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        assertEquals("FAILED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
     }
 
     @Test

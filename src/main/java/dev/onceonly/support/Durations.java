@@ -1,4 +1,4 @@
-package dev.onceonly.engine;
+package dev.onceonly.support;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;

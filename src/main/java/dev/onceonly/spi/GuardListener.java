@@ -1,4 +1,4 @@
-package dev.onceonly.engine;
+package dev.onceonly.spi;
 
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.spi.Ledger.LedgerDecision;

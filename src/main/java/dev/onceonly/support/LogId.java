@@ -1,4 +1,4 @@
-package dev.onceonly.engine;
+package dev.onceonly.support;
 
 import java.util.logging.Level;
 import java.util.logging.Logger;

@@ -1,0 +1,106 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.support.LogId;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Keeps the leases of running handlers alive: one periodic sweep for every held claim, rather than
+ * a scheduled task per message. Scheduling and cancelling a task per message woke the scheduler's
+ * thread every time, which cost a guarded message on Redis about 13 us of its ~75 (BENCHMARKS.md).
+ *
+ * <p>The sweep runs every sixth of the shortest lease seen so far and renews each claim that would
+ * otherwise go more than a third of its lease without renewal before the next run: renewals come
+ * every lease/6 to lease/3, never later.
+ */
+final class LeaseSweep {
+
+    /** A claim the sweep renews. */
+    interface Lease {
+        /** When the lease is next due for renewal ({@link System#nanoTime()}). */
+        long renewAtNanos();
+
+        /** Renews the lease now; reports a lost claim itself. Must not throw for a store failure. */
+        void renew(long nowNanos);
+
+        /** Consumer and key digest, for the log line of an unexpected failure. */
+        String consumer();
+
+        String keyDigest();
+    }
+
+    private final ScheduledExecutorService scheduler;
+    private final Set<Lease> held = ConcurrentHashMap.newKeySet();
+    private final Object lock = new Object();
+    /** Period of the running sweep. */
+    private volatile long periodMillis = Long.MAX_VALUE;
+    private ScheduledFuture<?> sweep; // guarded by lock
+    private boolean stopped; // guarded by lock
+
+    /** @param scheduler runs the sweep; must not be used for long work */
+    LeaseSweep(ScheduledExecutorService scheduler) {
+        this.scheduler = scheduler;
+    }
+
+    /** Renews {@code lease} from now on, until {@link #drop}. */
+    void hold(Lease lease, Duration duration) {
+        held.add(lease);
+        runAtLeastEverySixthOf(duration);
+    }
+
+    /** @return whether the lease was still held (and now is not) */
+    boolean drop(Lease lease) {
+        return held.remove(lease);
+    }
+
+    /** Milliseconds between two sweeps: a failed renewal is retried after that. */
+    long periodMillis() {
+        return periodMillis;
+    }
+
+    /** Cancels the sweep; leases still held lapse after their duration. */
+    void stop() {
+        synchronized (lock) {
+            stopped = true;
+            if (sweep != null) {
+                sweep.cancel(false);
+            }
+        }
+    }
+
+    private void runAtLeastEverySixthOf(Duration lease) {
+        long period = Math.max(1, lease.toMillis() / 6);
+        if (period >= periodMillis) {
+            return;
+        }
+        synchronized (lock) {
+            if (period < periodMillis && !stopped) {
+                if (sweep != null) {
+                    sweep.cancel(false);
+                }
+                sweep = scheduler.scheduleAtFixedRate(this::renewDue, period, period, TimeUnit.MILLISECONDS);
+                periodMillis = period;
+            }
+        }
+    }
+
+    private void renewDue() {
+        long now = System.nanoTime();
+        long period = TimeUnit.MILLISECONDS.toNanos(periodMillis);
+        for (Lease lease : held) {
+            if (now - lease.renewAtNanos() >= -period) {
+                try {
+                    lease.renew(now);
+                } catch (RuntimeException e) {
+                    // One claim's failure must not end the sweep (a periodic task that throws is never run again).
+                    LogId.ONCE0202W.log(lease.consumer(), lease.keyDigest(), e, periodMillis);
+                }
+            }
+        }
+    }
+}

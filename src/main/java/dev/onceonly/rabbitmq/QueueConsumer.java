@@ -1,0 +1,63 @@
+package dev.onceonly.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.ShutdownSignalException;
+import dev.onceonly.support.LogId;
+
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The AMQP consumer of one incoming channel: turns each broker delivery into a {@link Delivery}
+ * (metadata, payload, attempt number) and hands it to the channel. One AMQP channel, hence one
+ * delivery at a time.
+ */
+final class QueueConsumer extends DefaultConsumer {
+
+    private final IncomingSettings settings;
+    private final Consumer<Delivery> deliveries;
+    private final Delivery.ChannelGeneration generation = new Delivery.ChannelGeneration();
+
+    QueueConsumer(Channel channel, IncomingSettings settings, Consumer<Delivery> deliveries) {
+        super(channel);
+        this.settings = settings;
+        this.deliveries = deliveries;
+    }
+
+    @Override
+    public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+        Map<String, Object> headers = properties.getHeaders() == null ? Map.of() : properties.getHeaders();
+        int retries = intHeader(headers, RabbitHeaders.RETRY_ATTEMPTS);
+        int returned = intHeader(headers, RabbitHeaders.DELIVERY_COUNT);
+        // A retry copy came through the default exchange; the original's exchange and routing
+        // key keep its content key stable across attempts.
+        boolean retryCopy = headers.containsKey(RabbitHeaders.RETRY_ATTEMPTS) && envelope.getExchange().isEmpty();
+        String exchange = retryCopy ? stringHeader(headers, RabbitHeaders.ORIGINAL_EXCHANGE, envelope.getExchange()) : envelope.getExchange();
+        String routingKey = retryCopy ? stringHeader(headers, RabbitHeaders.ORIGINAL_ROUTING_KEY, envelope.getRoutingKey()) : envelope.getRoutingKey();
+        IncomingRabbitMetadata metadata = new IncomingRabbitMetadata(settings.channel(), settings.queue(), exchange,
+                routingKey, envelope.isRedeliver(), envelope.getDeliveryTag(), properties, body, 1 + retries + returned);
+        deliveries.accept(new Delivery(getChannel(), metadata, settings.payloadType().of(body), generation));
+    }
+
+    @Override
+    public void handleShutdownSignal(String consumerTag, ShutdownSignalException sig) {
+        generation.next();
+    }
+
+    @Override
+    public void handleCancel(String consumerTag) {
+        LogId.ONCE0509W.log(settings.channel(), consumerTag, settings.queue());
+    }
+
+    private static int intHeader(Map<String, Object> headers, String name) {
+        return headers.get(name) instanceof Number n ? (int) Math.max(0, Math.min(n.longValue(), Integer.MAX_VALUE / 2)) : 0;
+    }
+
+    private static String stringHeader(Map<String, Object> headers, String name, String fallback) {
+        Object v = headers.get(name);
+        return v == null ? fallback : v.toString(); // LongString.toString() is its UTF-8 text
+    }
+}

@@ -1,0 +1,111 @@
+package dev.onceonly.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.support.Durations;
+import dev.onceonly.support.LogId;
+
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
+
+/**
+ * The deliveries that go back through a publish: retry copies (classic queues count no
+ * deliveries, so the copy carries the attempt number) and dead letters (with reason headers). Each
+ * is published with confirms and mandatory routing and the original acked only once the broker
+ * confirmed the copy; a publish that fails leaves the original requeued, so nothing is lost.
+ */
+final class Redelivery {
+
+    private final IncomingSettings settings;
+    private final Settlement settlement;
+    /** The publisher of the current connection (a new one after each reconnection). */
+    private final Supplier<ConfirmingPublisher> publisher;
+
+    Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher) {
+        this.settings = settings;
+        this.settlement = settlement;
+        this.publisher = publisher;
+    }
+
+    /** Classic queues: delivers the message again as a copy that carries the attempt count. */
+    void retry(Delivery d) {
+        IncomingRabbitMetadata m = d.metadata;
+        Map<String, Object> headers = copyHeaders(m);
+        headers.put(RabbitHeaders.RETRY_ATTEMPTS, m.attempt());
+        headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, m.exchange());
+        headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
+        publishThenAck(d, "retry", "", settings.queue(), headers, () -> { });
+    }
+
+    /** Publishes the message to the dead-letter exchange with the reason, then acks it. */
+    void deadLetter(Delivery d, Disposition disposition) {
+        IncomingRabbitMetadata m = d.metadata;
+        String consumer = disposition.consumer() != null ? disposition.consumer() : settings.channel();
+        String keyDigest = disposition.keyDigest();
+        Map<String, Object> headers = copyHeaders(m);
+        // The count and the correlation header belong to this queue's retries, not to the dead letter.
+        headers.remove(RabbitHeaders.RETRY_ATTEMPTS);
+        headers.remove(ConfirmingPublisher.SEQUENCE_HEADER);
+        headers.put(RabbitHeaders.OUTCOME, disposition.outcome().name());
+        headers.put(RabbitHeaders.REASON, disposition.reason());
+        headers.put(RabbitHeaders.CONSUMER, consumer);
+        headers.put(RabbitHeaders.CHANNEL, settings.channel());
+        headers.put(RabbitHeaders.QUEUE, settings.queue());
+        headers.put(RabbitHeaders.ATTEMPTS, m.attempt());
+        headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, m.exchange());
+        headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
+        publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,
+                () -> LogId.ONCE0505W.log(settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest,
+                        bodyHash(m.body()), disposition.outcome(), m.attempt(), settings.deadLetterExchange(),
+                        logReason(disposition)));
+    }
+
+    private static Map<String, Object> copyHeaders(IncomingRabbitMetadata m) {
+        return new HashMap<>(m.properties().getHeaders() == null ? Map.of() : m.properties().getHeaders());
+    }
+
+    /**
+     * Publishes the message (unchanged but for {@code headers}) with confirms and mandatory routing,
+     * then acks the original. If the publish fails, nothing is lost: the original is requeued.
+     */
+    private void publishThenAck(Delivery d, String what, String exchange, String routingKey,
+                                Map<String, Object> headers, Runnable onConfirmed) {
+        d.stage = Delivery.Stage.PUBLISHING;
+        AMQP.BasicProperties props = d.metadata.properties().builder().headers(headers).build();
+        publisher.get().publish(exchange, routingKey, true, props, d.metadata.body()).whenComplete((ok, failure) -> {
+            if (failure == null) {
+                onConfirmed.run();
+                settlement.ack(d);
+            } else {
+                LogId.ONCE0506W.log(what, settings.channel(), bodyHash(d.metadata.body()), describe(failure),
+                        Durations.format(settings.retryDelay()));
+                settlement.holdThenRequeue(d);
+            }
+        });
+    }
+
+    /** For FAILED the exception message may quote business data: the log gets its class only. */
+    private static String logReason(Disposition d) {
+        return d.outcome() == Outcome.FAILED ? d.reason().replaceFirst(":.*", "") : d.reason();
+    }
+
+    private static String describe(Throwable e) {
+        Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    }
+
+    /** Short SHA-256 of a body: identifies a message in logs without revealing it. */
+    private static String bodyHash(byte[] body) {
+        try {
+            byte[] sha = MessageDigest.getInstance("SHA-256").digest(body);
+            return HexFormat.of().formatHex(sha, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+}

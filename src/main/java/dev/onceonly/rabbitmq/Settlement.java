@@ -1,0 +1,140 @@
+package dev.onceonly.rabbitmq;
+
+import dev.onceonly.spi.Handover;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The broker actions of one incoming channel's deliveries — ack, requeue, hold for the retry delay
+ * — and the set of deliveries not yet settled. Every action goes through
+ * {@link Delivery#claimSettlement()}, so each delivery is settled with the broker exactly once
+ * (acking a delivery tag twice makes the broker close the channel), and leaves the
+ * {@link Handover} with it.
+ */
+final class Settlement {
+
+    private final Duration retryDelay;
+    private final ScheduledExecutorService scheduler;
+    private final Handover handover;
+    private final Set<Delivery> unsettled = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopping;
+
+    Settlement(Duration retryDelay, ScheduledExecutorService scheduler, Handover handover) {
+        this.retryDelay = retryDelay;
+        this.scheduler = scheduler;
+        this.handover = handover;
+    }
+
+    /** A delivery the broker handed over: unsettled until one of the actions below. */
+    void track(Delivery d) {
+        unsettled.add(d);
+    }
+
+    /** Acks, unless the delivery's channel closed meanwhile (the broker has it back). */
+    void ack(Delivery d) {
+        if (settle(d) && !d.isStale()) {
+            try {
+                d.channel.basicAck(d.deliveryTag, false);
+            } catch (IOException | RuntimeException e) {
+                // Channel closed meanwhile: the broker redelivers, and the guard sees a duplicate.
+            }
+        }
+    }
+
+    /** @return whether this call settled the delivery */
+    boolean requeue(Delivery d) {
+        if (!settle(d)) {
+            return false;
+        }
+        if (!d.isStale()) {
+            try {
+                d.channel.basicNack(d.deliveryTag, false, true);
+            } catch (IOException | RuntimeException e) {
+                // Channel closed meanwhile: the broker requeued it already.
+            }
+        }
+        return true;
+    }
+
+    /** A delivery of a closed channel: nothing to send, the broker has it back. */
+    void forget(Delivery d) {
+        settle(d);
+    }
+
+    /** Keeps the delivery (and its prefetch slot) for the retry delay, then runs {@code then}. */
+    void hold(Delivery d, Runnable then) {
+        d.stage = Delivery.Stage.HELD;
+        if (stopping) {
+            requeue(d); // shutting down: no point in waiting
+            return;
+        }
+        try {
+            d.hold = scheduler.schedule(() -> {
+                if (!d.isSettled()) {
+                    then.run();
+                }
+            }, retryDelay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            requeue(d);
+        }
+    }
+
+    void holdThenRequeue(Delivery d) {
+        hold(d, () -> requeue(d));
+    }
+
+    /**
+     * Shutdown, first step: from now on held deliveries are requeued at once, and those waiting
+     * (buffered or held) are requeued now.
+     *
+     * @return how many were requeued
+     */
+    int stopAndRequeueWaiting() {
+        stopping = true;
+        int requeued = 0;
+        for (Delivery d : unsettled) {
+            Delivery.Stage s = d.stage;
+            if ((s == Delivery.Stage.BUFFERED || s == Delivery.Stage.HELD) && requeue(d)) {
+                requeued++;
+            }
+        }
+        return requeued;
+    }
+
+    /** Shutdown, last step: requeues whatever is still unsettled. @return how many */
+    int requeueAll() {
+        int requeued = 0;
+        for (Delivery d : unsettled) {
+            if (requeue(d)) {
+                requeued++;
+            }
+        }
+        return requeued;
+    }
+
+    int unsettledCount() {
+        return unsettled.size();
+    }
+
+    boolean allSettled() {
+        return unsettled.isEmpty();
+    }
+
+    private boolean settle(Delivery d) {
+        if (!d.claimSettlement()) {
+            return false;
+        }
+        unsettled.remove(d);
+        handover.withdraw(d.payload);
+        if (d.hold != null) {
+            d.hold.cancel(false);
+        }
+        return true;
+    }
+}

@@ -1,0 +1,41 @@
+package dev.onceonly.spi;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.MessageView;
+
+/**
+ * One message on its way to a guarded method, and the place the guard reports its decision to.
+ *
+ * <p>A connector makes one per delivery and posts it on the {@link Handover}; the guard takes it for
+ * the one invocation made for that delivery, keys on {@link #message()} and calls {@link #decided}
+ * once with the final outcome, before the guarded method returns or throws. The connector then
+ * settles the delivery from that decision (ack, requeue, dead-letter) — no exception cause chain,
+ * thread-local or CDI event carries it. Calls that no connector posted for (a REST resource, a
+ * guarded bean called by a consumer) get a plain {@link #of(MessageView)} whose decision goes
+ * nowhere.
+ */
+public interface Dispatch {
+
+    /** The message as delivered: what the guard derives the key from. */
+    MessageView message();
+
+    /**
+     * The guard's final decision for this message (for {@code PROCESSED} and {@code FAILED}: after
+     * the transaction completed). Called at most once, on the guard's thread; must not block or throw.
+     */
+    void decided(GuardEvent event);
+
+    /** A dispatch of {@code message} that nobody waits on. */
+    static Dispatch of(MessageView message) {
+        return new Dispatch() {
+            @Override
+            public MessageView message() {
+                return message;
+            }
+
+            @Override
+            public void decided(GuardEvent event) {
+            }
+        };
+    }
+}
