@@ -2,6 +2,7 @@ package dev.onceonly.cdi;
 
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
 import jakarta.enterprise.event.Observes;
@@ -32,6 +33,8 @@ public class OnceOnlyExtension implements Extension {
 
     private final List<AnnotatedMethod<?>> found = new ArrayList<>();
     private final Map<Method, GuardedMethod> methods = new ConcurrentHashMap<>();
+    /** The one reader of OnceOnly's properties, also for methods resolved after deployment. */
+    private volatile OnceOnlyConfig config;
     private volatile OnceOnlyConfig.Global global;
     private volatile OnceOnlyConfig.LedgerSettings ledgerSettings;
     private volatile KeyDeriver keyDeriver;
@@ -77,7 +80,7 @@ public class OnceOnlyExtension implements Extension {
     }
 
     void validate(@Observes AfterDeploymentValidation adv) {
-        OnceOnlyConfig config = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()));
+        config = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()));
         try {
             global = config.global();
             ledgerSettings = config.ledger();
@@ -90,7 +93,7 @@ public class OnceOnlyExtension implements Extension {
         for (AnnotatedMethod<?> am : found) {
             Method method = am.getJavaMember();
             try {
-                GuardedMethod gm = resolve(config, method, annotation(am));
+                GuardedMethod gm = resolve(method, annotation(am));
                 Method other = byConsumer.putIfAbsent(gm.settings().consumer(), method);
                 if (other != null && !other.equals(method)) {
                     throw new InvalidConfigurationException("@IdempotentMessage(consumer) on " + method,
@@ -108,7 +111,7 @@ public class OnceOnlyExtension implements Extension {
         return a != null ? a : am.getDeclaringType().getAnnotation(IdempotentMessage.class);
     }
 
-    private GuardedMethod resolve(OnceOnlyConfig config, Method method, IdempotentMessage a) {
+    private GuardedMethod resolve(Method method, IdempotentMessage a) {
         Class<?> returns = method.getReturnType();
         if (CompletionStage.class.isAssignableFrom(returns) || Future.class.isAssignableFrom(returns)
                 || returns.getName().startsWith("io.smallrye.mutiny.")
@@ -121,8 +124,13 @@ public class OnceOnlyExtension implements Extension {
         return new GuardedMethod(method, settings);
     }
 
+    /** The property a consumer's setting was read from, for error messages. */
+    String propertyOf(String consumer, String name) {
+        return config.propertyOf(consumer, name);
+    }
+
     /** Global settings, validated at deployment. */
-    OnceOnlyConfig.Global global() {
+    public OnceOnlyConfig.Global global() {
         return global;
     }
 
@@ -155,8 +163,7 @@ public class OnceOnlyExtension implements Extension {
             // Only here, on first use, is the binding read by reflection; every later call is the lookup above.
             gm = methods.computeIfAbsent(method, m -> {
                 IdempotentMessage a = m.getAnnotation(IdempotentMessage.class);
-                return resolve(new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader())), m,
-                        a != null ? a : m.getDeclaringClass().getAnnotation(IdempotentMessage.class));
+                return resolve(m, a != null ? a : m.getDeclaringClass().getAnnotation(IdempotentMessage.class));
             });
         }
         return gm;

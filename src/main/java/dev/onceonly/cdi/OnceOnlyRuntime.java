@@ -2,17 +2,17 @@ package dev.onceonly.cdi;
 
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.support.Durations;
 import dev.onceonly.engine.GuardEngine;
-import dev.onceonly.spi.GuardListener;
-import dev.onceonly.support.LogId;
-import dev.onceonly.memory.InMemoryClaimStore;
-import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.engine.LedgerPurge;
 import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HealthProbe;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.support.Durations;
+import dev.onceonly.support.LogId;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Resource;
@@ -24,23 +24,18 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 
-import org.eclipse.microprofile.config.ConfigProvider;
-
 import java.time.Clock;
-import java.time.Instant;
-import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The running guard of this application: the claim store, the engine and the resolved settings.
- * Created when the application starts (so a store problem shows in the startup log) and closed
- * when it stops.
+ * The composition root of the guard in this application: wires the claim store, the ledger (when a
+ * consumer uses it), the listeners and the engine from the settings the extension validated at
+ * deployment. Created when the application starts (so a store problem shows in the startup log)
+ * and closed when it stops.
  */
 @ApplicationScoped
 public class OnceOnlyRuntime {
@@ -57,7 +52,7 @@ public class OnceOnlyRuntime {
     @Inject
     Instance<TransactionRunner> transactionRunners;
 
-    /** Further listeners contributed as beans (metrics). */
+    /** Further listeners contributed as beans (metrics, tracing). */
     @Inject
     Instance<GuardListener> listeners;
 
@@ -65,8 +60,9 @@ public class OnceOnlyRuntime {
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
     ScheduledExecutorService managedScheduler;
 
+    private final Clock clock = Clock.systemUTC();
     private ScheduledExecutorService ownScheduler;
-    private ScheduledFuture<?> ledgerPurge;
+    private LedgerPurge ledgerPurge;
     private ClaimStore store;
     private Ledger ledger;
     private GuardEngine engine;
@@ -90,10 +86,14 @@ public class OnceOnlyRuntime {
         List<String> ledgerConsumers = extension.methods().values().stream()
                 .map(GuardedMethod::settings).filter(ConsumerSettings::ledger).map(ConsumerSettings::consumer).sorted().toList();
         // Before the claim store: a ledger that cannot work stops the start with nothing to close.
-        ledger = ledgerConsumers.isEmpty() ? null : startLedger(ledgerConsumers, tx, scheduler);
-        store = global.store().equals("memory")
-                ? InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), Clock.systemUTC())
-                : RedisClaimStore.connect(global.redis());
+        if (!ledgerConsumers.isEmpty()) {
+            ledger = checkedLedger(ledgerConsumers, tx);
+            OnceOnlyConfig.LedgerSettings s = extension.ledgerSettings();
+            ledgerPurge = new LedgerPurge(ledger, s.retention(), s.purgeInterval(), s.purgeBatchSize(), clock, scheduler);
+            LogId.ONCE0401I.log(ledgerConsumers, Durations.format(s.retention()), Durations.format(s.purgeInterval()),
+                    s.purgeBatchSize());
+        }
+        store = ClaimStores.open(global, clock);
         List<GuardListener> all = new ArrayList<>();
         all.add(events::fire);
         listeners.forEach(l -> {
@@ -119,20 +119,18 @@ public class OnceOnlyRuntime {
     }
 
     /**
-     * Checks that the ledger can work (a JTA transaction manager, the persistence unit, its table)
-     * and schedules its purge. Fails the application start, naming the property that switched the
-     * ledger on, when it cannot.
+     * The ledger, checked: a JTA transaction manager, the persistence unit, its table. Fails the
+     * application start, naming the property that switched the ledger on, when it cannot work.
      */
-    private Ledger startLedger(List<String> consumers, TransactionRunner tx, ScheduledExecutorService scheduler) {
-        String property = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()))
-                .propertyOf(consumers.get(0), "ledger");
+    private Ledger checkedLedger(List<String> consumers, TransactionRunner tx) {
+        String property = extension.propertyOf(consumers.get(0), "ledger");
         if (tx == TransactionRunner.NONE || !ledgers.isResolvable()) {
             throw new InvalidConfigurationException(property, "true",
                     "false, or a server with JTA transactions and JPA (the ledger writes in the business transaction)");
         }
-        Ledger ledger = ledgers.get();
+        Ledger checked = ledgers.get();
         try {
-            ledger.checkReady();
+            checked.checkReady();
         } catch (RuntimeException e) {
             InvalidConfigurationException problem = new InvalidConfigurationException(property, "true",
                     "false, or a persistence unit '" + LedgerBeans.PERSISTENCE_UNIT + "' whose datasource answers and has the "
@@ -140,32 +138,15 @@ public class OnceOnlyRuntime {
             problem.initCause(e);
             throw problem;
         }
-        OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
-        long interval = settings.purgeInterval().toMillis();
-        ledgerPurge = scheduler.scheduleWithFixedDelay(() -> purge(ledger, settings), interval, interval, TimeUnit.MILLISECONDS);
-        LogId.ONCE0401I.log(consumers, Durations.format(settings.retention()), Durations.format(settings.purgeInterval()),
-                settings.purgeBatchSize());
-        return ledger;
-    }
-
-    private static void purge(Ledger ledger, OnceOnlyConfig.LedgerSettings settings) {
-        Instant olderThan = Instant.now().minus(settings.retention());
-        try {
-            long deleted = ledger.purge(olderThan, settings.purgeBatchSize());
-            if (deleted > 0) {
-                LogId.ONCE0403I.log(deleted, olderThan);
-            }
-        } catch (RuntimeException e) {
-            // Thrown out of a periodic task, it would cancel every later run.
-            LogId.ONCE0404W.log(e, Durations.format(settings.purgeInterval()));
-        }
+        return checked;
     }
 
     @PreDestroy
     void stop() {
         if (ledgerPurge != null) {
-            ledgerPurge.cancel(false);
+            ledgerPurge.close();
         }
+        engine.close();
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();
@@ -180,7 +161,7 @@ public class OnceOnlyRuntime {
         return enabled;
     }
 
-    /** The claim store in use (health checks, diagnostics). */
+    /** The claim store in use (diagnostics). */
     public ClaimStore store() {
         return store;
     }
@@ -201,10 +182,9 @@ public class OnceOnlyRuntime {
         });
     }
 
-    /** Readiness of the claim store: Redis must answer a PING; the in-memory store always can. */
+    /** Readiness of the claim store, as the store itself answers it. */
     @Produces
     HealthProbe storeProbe() {
-        return HealthProbe.of("claim-store:" + store.name(), () -> store instanceof RedisClaimStore redis && !redis.ping()
-                ? Optional.of("Redis does not answer PING") : Optional.empty());
+        return HealthProbe.of("claim-store:" + store.name(), store::problem);
     }
 }

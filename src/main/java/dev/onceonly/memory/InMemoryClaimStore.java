@@ -11,6 +11,7 @@ import dev.onceonly.spi.HolderResult;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -127,6 +128,12 @@ public final class InMemoryClaimStore implements ClaimStore {
     @Override
     public String name() {
         return "memory";
+    }
+
+    /** In process: always answers. */
+    @Override
+    public Optional<String> problem() {
+        return Optional.empty();
     }
 
     @Override

@@ -7,7 +7,6 @@ import io.opentelemetry.api.trace.Tracer;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * Contributes the OpenTelemetry metrics and tracing listeners when MicroProfile Telemetry is present. Vetoed by
@@ -20,9 +19,8 @@ public class TelemetryListeners {
 
     /** Dependent (no client proxy), so a disabled listener really is {@link GuardListener#NONE} and is left out. */
     @Produces
-    GuardListener metrics(Instance<Meter> meter, OnceOnlyExtension extension,
-                          @ConfigProperty(name = "onceonly.metrics.enabled", defaultValue = "true") boolean enabled) {
-        if (!enabled || !meter.isResolvable()) {
+    GuardListener metrics(Instance<Meter> meter, OnceOnlyExtension extension) {
+        if (!extension.global().metrics() || !meter.isResolvable()) {
             return GuardListener.NONE;
         }
         return new GuardMetrics(meter.get(), extension.consumerNames());
@@ -30,9 +28,8 @@ public class TelemetryListeners {
 
     /** Spans of the guard's phases; {@code onceonly.tracing.enabled=false} leaves them out. Dependent, like {@link #metrics}. */
     @Produces
-    GuardListener tracing(Instance<Tracer> tracer,
-                          @ConfigProperty(name = "onceonly.tracing.enabled", defaultValue = "true") boolean enabled) {
-        if (!enabled || !tracer.isResolvable()) {
+    GuardListener tracing(Instance<Tracer> tracer, OnceOnlyExtension extension) {
+        if (!extension.global().tracing() || !tracer.isResolvable()) {
             return GuardListener.NONE;
         }
         return new GuardTracing(tracer.get());

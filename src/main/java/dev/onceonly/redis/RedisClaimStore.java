@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -219,11 +220,12 @@ public final class RedisClaimStore implements ClaimStore {
     }
 
     /** Whether Redis answers a PING now (for health checks). */
-    public boolean ping() {
+    @Override
+    public Optional<String> problem() {
         try {
-            return "PONG".equalsIgnoreCase(redis.ping());
+            return "PONG".equalsIgnoreCase(redis.ping()) ? Optional.empty() : Optional.of("Redis does not answer PING");
         } catch (JedisException e) {
-            return false;
+            return Optional.of("Redis does not answer PING (" + e.getClass().getSimpleName() + ")");
         }
     }
 

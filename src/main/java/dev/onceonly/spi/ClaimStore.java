@@ -1,6 +1,7 @@
 package dev.onceonly.spi;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * A store of message claims: the fast, atomic first layer of the guard. Implementations offer
@@ -50,6 +51,14 @@ public interface ClaimStore extends AutoCloseable {
 
     /** A short name for logs: {@code redis}, {@code memory}. */
     String name();
+
+    /**
+     * Checks now, quickly (bounded by the store's own timeouts), whether the store answers: for
+     * readiness. Never throws.
+     *
+     * @return empty when usable, else why not; never a secret or a key
+     */
+    Optional<String> problem();
 
     /** Releases connections and threads. Claims themselves stay in the store. */
     @Override

@@ -1,10 +1,14 @@
-package dev.onceonly.cdi;
+package dev.onceonly.config;
 
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.cdi.GuardedBean;
+import dev.onceonly.cdi.IdempotentMessageInterceptor;
+import dev.onceonly.cdi.OnceOnlyExtension;
+import dev.onceonly.cdi.OnceOnlyRuntime;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.redis.RedisSettings;

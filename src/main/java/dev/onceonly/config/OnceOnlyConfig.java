@@ -1,4 +1,4 @@
-package dev.onceonly.cdi;
+package dev.onceonly.config;
 
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
@@ -6,9 +6,9 @@ import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.support.Durations;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.redis.RedisSettings;
+import dev.onceonly.support.Durations;
 import org.eclipse.microprofile.config.Config;
 
 import java.lang.reflect.Method;
@@ -24,8 +24,9 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * Reads and validates OnceOnly's MicroProfile Config properties, once, at startup. Every error is
- * an {@link InvalidConfigurationException} naming the property and what it accepts.
+ * Reads and validates OnceOnly's own MicroProfile Config properties ({@code onceonly.*}), once, at
+ * startup, through the shared {@link ConfigReader}. Every error is an
+ * {@link InvalidConfigurationException} naming the property and what it accepts.
  *
  * <p>Per-consumer settings are looked up in this order: {@code onceonly.consumers.<consumer>.<name>},
  * then {@code onceonly.<name>}, then the {@link IdempotentMessage} annotation, then the built-in
@@ -35,9 +36,14 @@ public final class OnceOnlyConfig {
 
     public static final String PREFIX = "onceonly.";
 
-    /** Global settings (not per consumer). */
+    /**
+     * Global settings (not per consumer).
+     *
+     * @param metrics whether MicroProfile Telemetry gets the guard's metrics ({@code onceonly.metrics.enabled})
+     * @param tracing whether it gets spans of the guard's phases ({@code onceonly.tracing.enabled})
+     */
     public record Global(boolean enabled, String store, String keyPrefix, long memoryMaxEntries,
-                         RedisSettings redis) {
+                         RedisSettings redis, boolean metrics, boolean tracing) {
     }
 
     /**
@@ -51,38 +57,36 @@ public final class OnceOnlyConfig {
     public record LedgerSettings(Duration retention, Duration purgeInterval, int purgeBatchSize, boolean createSchema) {
     }
 
-    private final Config config;
+    private final ConfigReader config;
 
     public OnceOnlyConfig(Config config) {
-        this.config = config;
+        this.config = ConfigReader.of(config);
     }
 
     public Global global() {
-        boolean enabled = bool("onceonly.enabled", true);
-        String store = choice("onceonly.store", "redis", "redis", "memory");
-        String prefix = string("onceonly.key-prefix").orElse("oo:");
+        boolean enabled = config.bool("onceonly.enabled", true);
+        String store = config.choice("onceonly.store", "redis", "redis", "memory");
+        String prefix = config.string("onceonly.key-prefix").orElse("oo:");
         if (prefix.contains("{") || prefix.length() > 32) {
             throw new InvalidConfigurationException("onceonly.key-prefix", prefix, "at most 32 characters without '{' (a Redis Cluster hash tag would put every key in one slot)");
         }
-        long maxEntries = positiveLong("onceonly.memory.max-entries", 100_000);
+        long maxEntries = config.number("onceonly.memory.max-entries", 100_000, 1, Long.MAX_VALUE);
         RedisSettings redis = store.equals("redis") ? redis() : null;
-        return new Global(enabled, store, prefix, maxEntries, redis);
+        return new Global(enabled, store, prefix, maxEntries, redis,
+                config.bool("onceonly.metrics.enabled", true), config.bool("onceonly.tracing.enabled", true));
     }
 
     public LedgerSettings ledger() {
-        Duration retention = duration("onceonly.ledger.retention", Duration.ofDays(7));
-        Duration interval = duration("onceonly.ledger.purge-interval", Duration.ofHours(1));
-        long batch = positiveLong("onceonly.ledger.purge-batch-size", 1000);
-        if (batch > 100_000) {
-            throw new InvalidConfigurationException("onceonly.ledger.purge-batch-size", Long.toString(batch),
-                    "a whole number from 1 to 100000 (one purge transaction must stay short)");
-        }
-        return new LedgerSettings(retention, interval, (int) batch, bool("onceonly.ledger.create-schema", false));
+        Duration retention = config.duration("onceonly.ledger.retention", Duration.ofDays(7));
+        Duration interval = config.duration("onceonly.ledger.purge-interval", Duration.ofHours(1));
+        // At most 100000: one purge transaction must stay short.
+        int batch = config.intValue("onceonly.ledger.purge-batch-size", 1000, 1, 100_000);
+        return new LedgerSettings(retention, interval, batch, config.bool("onceonly.ledger.create-schema", false));
     }
 
     RedisSettings redis() {
         String urlProp = "onceonly.redis.url";
-        String url = string(urlProp).orElse("redis://localhost:6379");
+        String url = config.string(urlProp).orElse("redis://localhost:6379");
         URI uri;
         try {
             uri = new URI(url);
@@ -103,8 +107,8 @@ public final class OnceOnlyConfig {
                 password = decode(parts[0]);
             }
         }
-        user = string("onceonly.redis.user").orElse(user);
-        password = string("onceonly.redis.password").orElse(password);
+        user = config.string("onceonly.redis.user").orElse(user);
+        password = config.secret("onceonly.redis.password").orElse(password);
         int database = 0;
         String path = uri.getPath();
         if (path != null && path.length() > 1) {
@@ -115,9 +119,9 @@ public final class OnceOnlyConfig {
             }
         }
         RedisSettings.Mode mode = RedisSettings.Mode.valueOf(
-                choice("onceonly.redis.mode", "standalone", "standalone", "sentinel", "cluster").toUpperCase(Locale.ROOT));
+                config.choice("onceonly.redis.mode", "standalone", "standalone", "sentinel", "cluster").toUpperCase(Locale.ROOT));
         String hostPort = uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort());
-        List<String> nodes = string("onceonly.redis.nodes")
+        List<String> nodes = config.string("onceonly.redis.nodes")
                 .map(n -> Arrays.stream(n.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList())
                 .orElse(List.of(hostPort));
         for (String node : nodes) {
@@ -125,13 +129,13 @@ public final class OnceOnlyConfig {
                 throw new InvalidConfigurationException("onceonly.redis.nodes", node, "a comma-separated list of host:port");
             }
         }
-        String master = string("onceonly.redis.sentinel-master").orElse("");
+        String master = config.string("onceonly.redis.sentinel-master").orElse("");
         if (mode == RedisSettings.Mode.SENTINEL && master.isEmpty()) {
             throw new InvalidConfigurationException("onceonly.redis.sentinel-master", "", "the Sentinel master name (required with onceonly.redis.mode=sentinel)");
         }
-        Duration connect = duration("onceonly.redis.connect-timeout", Duration.ofSeconds(2));
-        Duration socket = duration("onceonly.redis.socket-timeout", Duration.ofSeconds(2));
-        int pool = (int) positiveLong("onceonly.redis.pool-size", 16);
+        Duration connect = config.duration("onceonly.redis.connect-timeout", Duration.ofSeconds(2));
+        Duration socket = config.duration("onceonly.redis.socket-timeout", Duration.ofSeconds(2));
+        int pool = config.intValue("onceonly.redis.pool-size", 16, 1, 10_000);
         return new RedisSettings(mode, nodes, master, "rediss".equals(uri.getScheme()), user, password, database,
                 connect, socket, pool);
     }
@@ -189,7 +193,7 @@ public final class OnceOnlyConfig {
             throw new InvalidConfigurationException(propertyOf(consumer, "retention"), Durations.format(retention),
                     "a duration not shorter than the lease (" + Durations.format(lease) + ")");
         }
-        boolean ledger = consumerValue(consumer, "ledger", null, OnceOnlyConfig::parseBoolean, "true or false").orElse(false);
+        boolean ledger = consumerValue(consumer, "ledger", null, ConfigReader::parseBoolean, "true or false").orElse(false);
         StoreFailurePolicy policy = consumerValue(consumer, "store-failure", null,
                 v -> v.equalsIgnoreCase("reject") ? StoreFailurePolicy.REJECT : v.equalsIgnoreCase("ledger-only") ? StoreFailurePolicy.LEDGER_ONLY : null,
                 "reject or ledger-only").orElse(StoreFailurePolicy.REJECT);
@@ -201,9 +205,9 @@ public final class OnceOnlyConfig {
     }
 
     /** The property a per-consumer value was read from, for error messages. */
-    String propertyOf(String consumer, String name) {
+    public String propertyOf(String consumer, String name) {
         String specific = PREFIX + "consumers." + consumer + "." + name;
-        if (string(specific).isPresent() || string(PREFIX + name).isEmpty()) {
+        if (config.string(specific).isPresent() || config.string(PREFIX + name).isEmpty()) {
             return specific;
         }
         return PREFIX + name;
@@ -212,10 +216,10 @@ public final class OnceOnlyConfig {
     private <T> Optional<T> consumerValue(String consumer, String name, String annotationValue,
                                           Function<String, T> parse, String expected) {
         String specific = PREFIX + "consumers." + consumer + "." + name;
-        Optional<String> raw = string(specific);
+        Optional<String> raw = config.string(specific);
         String property = specific;
         if (raw.isEmpty()) {
-            raw = string(PREFIX + name);
+            raw = config.string(PREFIX + name);
             property = PREFIX + name;
         }
         if (raw.isEmpty() && annotationValue != null && !annotationValue.isEmpty()) {
@@ -234,63 +238,6 @@ public final class OnceOnlyConfig {
 
     private Duration consumerDuration(String consumer, String name, String annotationValue, Duration fallback) {
         return consumerValue(consumer, name, annotationValue, Durations::parse, Durations.ACCEPTED).orElse(fallback);
-    }
-
-    private Duration duration(String property, Duration fallback) {
-        Optional<String> raw = string(property);
-        if (raw.isEmpty()) {
-            return fallback;
-        }
-        Duration d = Durations.parse(raw.get());
-        if (d == null) {
-            throw new InvalidConfigurationException(property, raw.get(), Durations.ACCEPTED);
-        }
-        return d;
-    }
-
-    private Optional<String> string(String property) {
-        return config.getOptionalValue(property, String.class).map(String::trim).filter(s -> !s.isEmpty());
-    }
-
-    private boolean bool(String property, boolean fallback) {
-        Optional<String> raw = string(property);
-        if (raw.isEmpty()) {
-            return fallback;
-        }
-        Boolean b = parseBoolean(raw.get());
-        if (b == null) {
-            throw new InvalidConfigurationException(property, raw.get(), "true or false");
-        }
-        return b;
-    }
-
-    private static Boolean parseBoolean(String v) {
-        return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
-    }
-
-    private String choice(String property, String fallback, String... accepted) {
-        String v = string(property).orElse(fallback);
-        String lower = v.toLowerCase(Locale.ROOT);
-        if (!Arrays.asList(accepted).contains(lower)) {
-            throw new InvalidConfigurationException(property, v, "one of " + String.join(", ", accepted));
-        }
-        return lower;
-    }
-
-    private long positiveLong(String property, long fallback) {
-        Optional<String> raw = string(property);
-        if (raw.isEmpty()) {
-            return fallback;
-        }
-        try {
-            long v = Long.parseLong(raw.get());
-            if (v > 0) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new InvalidConfigurationException(property, raw.get(), "a positive whole number");
     }
 
     private static String decode(String s) {

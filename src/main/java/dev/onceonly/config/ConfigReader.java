@@ -1,0 +1,121 @@
+package dev.onceonly.config;
+
+import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.support.Durations;
+import org.eclipse.microprofile.config.Config;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+
+/**
+ * Typed, validated reads of MicroProfile Config values: the one place OnceOnly parses a property.
+ * Both the guard's settings ({@link OnceOnlyConfig}) and the connector's channel settings read
+ * through it. Every invalid value is an {@link InvalidConfigurationException} naming the full
+ * property, the value (never for secrets) and what is accepted; blank values count as unset.
+ */
+public final class ConfigReader {
+
+    private final Config config;
+    private final UnaryOperator<String> property;
+
+    /**
+     * @param config   where values come from
+     * @param property the full property name of a key, for error messages (a channel-scoped
+     *                 {@link Config} is read by short keys such as {@code prefetch})
+     */
+    public ConfigReader(Config config, UnaryOperator<String> property) {
+        this.config = config;
+        this.property = property;
+    }
+
+    /** A reader of full property names. */
+    public static ConfigReader of(Config config) {
+        return new ConfigReader(config, UnaryOperator.identity());
+    }
+
+    /** The full property name of {@code key}. */
+    public String property(String key) {
+        return property.apply(key);
+    }
+
+    /** The trimmed value, empty when unset or blank. */
+    public Optional<String> string(String key) {
+        return config.getOptionalValue(key, String.class).map(String::trim).filter(s -> !s.isEmpty());
+    }
+
+    /** A secret as written (not trimmed); it never appears in an error. */
+    public Optional<String> secret(String key) {
+        return config.getOptionalValue(key, String.class).filter(s -> !s.isEmpty());
+    }
+
+    public boolean bool(String key, boolean fallback) {
+        Optional<String> raw = string(key);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        Boolean b = parseBoolean(raw.get());
+        if (b == null) {
+            throw invalid(key, raw.get(), "true or false");
+        }
+        return b;
+    }
+
+    /** One of {@code accepted} (compared without case), lower case. */
+    public String choice(String key, String fallback, String... accepted) {
+        String v = string(key).orElse(fallback);
+        String lower = v.toLowerCase(Locale.ROOT);
+        if (!Arrays.asList(accepted).contains(lower)) {
+            throw invalid(key, v, "one of " + String.join(", ", accepted));
+        }
+        return lower;
+    }
+
+    /** A whole number from {@code min} to {@code max}. */
+    public long number(String key, long fallback, long min, long max) {
+        Optional<String> raw = string(key);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        try {
+            long v = Long.parseLong(raw.get());
+            if (v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw invalid(key, raw.get(), min == 1 && max == Long.MAX_VALUE
+                ? "a positive whole number" : "a whole number from " + min + " to " + max);
+    }
+
+    /** Like {@link #number}, within {@code int} range. */
+    public int intValue(String key, int fallback, int min, int max) {
+        return (int) number(key, fallback, min, max);
+    }
+
+    /** A positive duration ({@link Durations#ACCEPTED}). */
+    public Duration duration(String key, Duration fallback) {
+        Optional<String> raw = string(key);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        Duration d = Durations.parse(raw.get());
+        if (d == null) {
+            throw invalid(key, raw.get(), Durations.ACCEPTED);
+        }
+        return d;
+    }
+
+    /** The error for an invalid value of {@code key}; {@code value} {@code null} hides it. */
+    public InvalidConfigurationException invalid(String key, String value, String expected) {
+        return new InvalidConfigurationException(property(key), value, expected);
+    }
+
+    /** {@code true}/{@code false} in any case, else {@code null}. */
+    public static Boolean parseBoolean(String v) {
+        return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
+    }
+}
