@@ -1,0 +1,59 @@
+package dev.onceonly.architecture;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/**
+ * The layers of docs/architecture.md, checked on the compiled main classes: what each package may
+ * use. A change that breaks one fails the build, naming the offending class and dependency.
+ */
+@AnalyzeClasses(packages = "dev.onceonly", importOptions = ImportOption.DoNotIncludeTests.class)
+class LayeringTest {
+
+    /** The guard in plain Java: testable without CDI, a server or a broker. */
+    @ArchTest
+    static final ArchRule engineUsesOnlyApiSpiSupportAndTheJdk = classes()
+            .that().resideInAPackage("dev.onceonly.engine..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage(
+                    "dev.onceonly.engine..", "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
+
+    /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
+    @ArchTest
+    static final ArchRule adaptersNeverUseTheEngine = noClasses()
+            .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.redis..", "dev.onceonly.memory..",
+                    "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.spi..", "dev.onceonly.api..",
+                    "dev.onceonly.support..")
+            .should().dependOnClassesThat().resideInAPackage("dev.onceonly.engine..");
+
+    /** The contract types depend on nothing of OnceOnly's but each other and the neutral helpers. */
+    @ArchTest
+    static final ArchRule apiAndSpiStandAlone = classes()
+            .that().resideInAnyPackage("dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..")
+            .should().onlyDependOnClassesThat().resideOutsideOfPackages(
+                    "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..",
+                    "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..",
+                    "dev.onceonly.demo..");
+
+    /** The demo is what users copy: it uses the public API only. */
+    @ArchTest
+    static final ArchRule demoUsesThePublicApiOnly = noClasses()
+            .that().resideInAPackage("dev.onceonly.demo..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.onceonly.engine..", "dev.onceonly.spi..",
+                    "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.support..", "dev.onceonly.redis..",
+                    "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..");
+
+    /** Nothing in the library depends on the demo. */
+    @ArchTest
+    static final ArchRule libraryNeverUsesTheDemo = noClasses()
+            .that().resideOutsideOfPackage("dev.onceonly.demo..")
+            .should().dependOnClassesThat().resideInAPackage("dev.onceonly.demo..");
+
+    @ArchTest
+    static final ArchRule packagesAreFreeOfCycles = slices().matching("dev.onceonly.(*)..").should().beFreeOfCycles();
+}
