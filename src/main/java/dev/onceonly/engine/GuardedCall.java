@@ -1,0 +1,178 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.GuardListener;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.spi.Ledger.LedgerDecision;
+import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.support.Durations;
+import dev.onceonly.support.LogId;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * State of one guarded message between claim and finalisation. It is also the transactional
+ * work (ledger row, then handler) and the transaction's completion callback: one object per
+ * message where lambdas would make three.
+ */
+final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion, LeaseSweep.Lease {
+    private final GuardEngine engine;
+    final ConsumerSettings settings;
+    final Dispatch dispatch;
+    final MessageKey key;
+    final String token; // null when running unclaimed under LEDGER_ONLY
+    final long start;
+    private final TransactionRunner.Work<T> handler;
+    volatile long guardNanos;
+    volatile LedgerDecision ledgerDecision;
+    /** When the lease is due for renewal ({@link System#nanoTime()}). */
+    volatile long renewAtNanos;
+    private volatile boolean leaseLost;
+
+    GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
+                long start, TransactionRunner.Work<T> handler) {
+        this.engine = engine;
+        this.settings = settings;
+        this.dispatch = dispatch;
+        this.key = key;
+        this.token = token;
+        this.start = start;
+        this.handler = handler;
+    }
+
+    /** Hands the claim to the renewal sweep until {@link #completed}. */
+    void holdLease() {
+        if (token == null) {
+            return;
+        }
+        renewAtNanos = System.nanoTime() + settings.lease().toNanos() / 3;
+        engine.leases.hold(this, settings.lease());
+    }
+
+    @Override
+    public long renewAtNanos() {
+        return renewAtNanos;
+    }
+
+    @Override
+    public String consumer() {
+        return settings.consumer();
+    }
+
+    @Override
+    public String keyDigest() {
+        return key.digest();
+    }
+
+    /** Inside the transaction: the ledger row first (when used), then the handler. */
+    @Override
+    public T call() throws Exception {
+        if (settings.ledger()) {
+            long l0 = System.nanoTime();
+            GuardListener.Phase phase = engine.listener.startPhase(settings.consumer(), "ledger");
+            LedgerDecision decision;
+            try {
+                decision = engine.ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
+            } finally {
+                phase.end();
+            }
+            guardNanos += System.nanoTime() - l0;
+            engine.listener.onLedgerDecision(settings.consumer(), decision);
+            if (decision != LedgerDecision.INSERTED) {
+                ledgerDecision = decision;
+                // Leaves the transaction by exception so that it rolls back; caught in guard().
+                throw new LedgerRefusal();
+            }
+        }
+        return handler.call();
+    }
+
+    /** One lease renewal, by the sweep. A lost lease is reported once and no longer renewed. */
+    @Override
+    public void renew(long now) {
+        try {
+            if (engine.store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+                renewAtNanos = now + settings.lease().toNanos() / 3;
+                engine.listener.onLeaseRenewed(settings.consumer());
+            } else if (engine.leases.drop(this)) { // not removed by completion meanwhile: really lost
+                leaseLost = true;
+                engine.listener.onLeaseLost(settings.consumer());
+                LogId.ONCE0201W.log(settings.consumer(), key.digest(), elapsedMillis(), Durations.format(settings.lease()));
+            }
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), "extend");
+            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis());
+        }
+    }
+
+    /** Called once, after the transaction completed. */
+    @Override
+    public void completed(boolean committed) {
+        long f0 = System.nanoTime();
+        GuardListener.Phase phase = engine.listener.startPhase(settings.consumer(), "finalise");
+        engine.leases.drop(this);
+        Outcome outcome;
+        Layer layer = Layer.NONE;
+        String reason = "";
+        LedgerDecision decision = ledgerDecision;
+        if (decision == LedgerDecision.DUPLICATE) {
+            // Processed before, but the claim store forgot it (flushed, evicted, failed over):
+            // remember it again so the next duplicate stops at the first layer.
+            finish("complete", true);
+            outcome = Outcome.DUPLICATE;
+            layer = Layer.LEDGER;
+        } else if (decision != null) {
+            finish("release", false);
+            outcome = GuardEngine.refusedOutcome(decision);
+            layer = Layer.LEDGER;
+            reason = GuardEngine.refusedReason(decision);
+            if (decision == LedgerDecision.CONFLICT) {
+                LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.LEDGER);
+            }
+        } else if (committed) {
+            finish("complete", true);
+            outcome = Outcome.PROCESSED;
+        } else {
+            finish("release", false);
+            outcome = Outcome.FAILED;
+            reason = "handler failed or transaction rolled back";
+            LogId.ONCE0303I.log(settings.consumer(), key.digest(), "transaction rolled back");
+        }
+        phase.end();
+        guardNanos += System.nanoTime() - f0;
+        engine.report(settings, dispatch, outcome, layer, key.digest(), reason, guardNanos);
+    }
+
+    private void finish(String operation, boolean complete) {
+        if (token == null) {
+            return;
+        }
+        try {
+            HolderResult r = complete
+                    ? engine.store.complete(key.storeKey(), token, key.fingerprint(), settings.retention())
+                    : engine.store.release(key.storeKey(), token);
+            if (r == HolderResult.NOT_HOLDER && !leaseLost) {
+                engine.listener.onLeaseLost(settings.consumer());
+                LogId.ONCE0103W.log(settings.consumer(), key.digest(), operation, elapsedMillis(), Durations.format(settings.lease()));
+            }
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), operation);
+            LogId.ONCE0102W.log(engine.store.name(), operation, settings.consumer(), key.digest(), e.getCause(),
+                    Durations.format(settings.lease()));
+        }
+    }
+
+    private long elapsedMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /** Thrown inside the transaction to roll it back when the ledger refuses the message. */
+    static final class LedgerRefusal extends RuntimeException {
+        LedgerRefusal() {
+            super(null, null, false, false);
+        }
+    }
+}
