@@ -3,8 +3,8 @@ package dev.onceonly.cdi;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
-import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.testing.RecordingDispatch;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
@@ -124,11 +124,11 @@ class InterceptorWeldTest {
     @Test
     void guardedCallsInsideAnUnguardedConsumerKeyOnTheirOwnArguments() {
         String order = "a-" + UUID.randomUUID() + ";b-" + UUID.randomUUID() + ";c-" + UUID.randomUUID();
-        Recording delivery = new Recording(message(order));
+        RecordingDispatch delivery = new RecordingDispatch(message(order));
         handover.post(order, delivery);
         splitter.onOrder(order);
         assertEquals(List.of(order.split(";")), lines.reserved(), "three lines, three effects");
-        assertEquals(List.of(), delivery.decisions, "the delivery was for the unguarded method: no guard decided it");
+        assertEquals(List.of(), delivery.decisions(), "the delivery was for the unguarded method: no guard decided it");
         handover.withdraw(order);
         assertEquals(0, handover.pending());
     }
@@ -141,42 +141,22 @@ class InterceptorWeldTest {
     void aGuardedConsumerAndTheGuardedBeanItCallsEachKeyOnTheirOwnInput() {
         String line = "only-" + UUID.randomUUID();
         String order = new String(line.toCharArray()); // equal to the line, but another object
-        Recording delivery = new Recording(MessageView.of("orders", "order.placed", null, Map.of(),
+        RecordingDispatch delivery = new RecordingDispatch(MessageView.of("orders", "order.placed", null, Map.of(),
                 order.getBytes(StandardCharsets.UTF_8)));
         handover.post(order, delivery);
         guardedSplitter.onOrder(order);
         assertEquals(List.of(order), guardedSplitter.orders());
         assertEquals(List.of(line), lines.reserved(), "the inner call ran: it is not the delivery's duplicate");
-        assertEquals(List.of(Outcome.PROCESSED), delivery.decisions.stream().map(GuardEvent::outcome).toList());
-        assertEquals("cdi-orders", delivery.decisions.get(0).consumer());
+        assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
+        assertEquals("cdi-orders", delivery.decisions().get(0).consumer());
         assertEquals(0, handover.pending(), "taken once, by the call made for the delivery");
 
         // The delivery comes again (a redelivery, a new payload object): a duplicate of the consumer.
         String again = new String(order.toCharArray());
-        Recording redelivery = new Recording(delivery.message());
+        RecordingDispatch redelivery = new RecordingDispatch(delivery.message());
         handover.post(again, redelivery);
         guardedSplitter.onOrder(again);
-        assertEquals(List.of(Outcome.DUPLICATE), redelivery.decisions.stream().map(GuardEvent::outcome).toList());
+        assertEquals(List.of(Outcome.DUPLICATE), redelivery.outcomes());
         assertEquals(1, guardedSplitter.orders().size());
-    }
-
-    /** A dispatch that records the decisions reported to it. */
-    private static final class Recording implements Dispatch {
-        private final MessageView message;
-        final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
-
-        Recording(MessageView message) {
-            this.message = message;
-        }
-
-        @Override
-        public MessageView message() {
-            return message;
-        }
-
-        @Override
-        public void decided(GuardEvent event) {
-            decisions.add(event);
-        }
     }
 }

@@ -14,6 +14,7 @@ import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.MutableClock;
+import dev.onceonly.testing.RecordingDispatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -86,37 +87,23 @@ class GuardEngineTest {
     /** The decision reaches the delivery's own dispatch, once and before the guard returns or throws. */
     @Test
     void eachDecisionIsReportedToTheDispatchItWasMadeFor() throws Exception {
-        List<GuardEvent> first = new CopyOnWriteArrayList<>();
-        List<GuardEvent> second = new CopyOnWriteArrayList<>();
-        handle(settings, recording(view("d"), first));
-        assertNull(handle(settings, recording(view("d"), second)));
-        assertEquals(List.of(Outcome.PROCESSED), first.stream().map(GuardEvent::outcome).toList());
-        assertEquals(List.of(Outcome.DUPLICATE), second.stream().map(GuardEvent::outcome).toList());
-        List<GuardEvent> failed = new CopyOnWriteArrayList<>();
-        assertThrows(IllegalStateException.class, () -> engine.guard(settings, recording(view("f"), failed), null, () -> {
+        RecordingDispatch first = new RecordingDispatch(view("d"));
+        RecordingDispatch second = new RecordingDispatch(view("d"));
+        handle(settings, first);
+        assertNull(handle(settings, second));
+        assertEquals(List.of(Outcome.PROCESSED), first.outcomes());
+        assertEquals(List.of(Outcome.DUPLICATE), second.outcomes());
+        RecordingDispatch failed = new RecordingDispatch(view("f"));
+        assertThrows(IllegalStateException.class, () -> engine.guard(settings, failed, null, () -> {
             throw new IllegalStateException("boom");
         }));
-        assertEquals(List.of(Outcome.FAILED), failed.stream().map(GuardEvent::outcome).toList());
-        List<GuardEvent> refused = new CopyOnWriteArrayList<>();
+        assertEquals(List.of(Outcome.FAILED), failed.outcomes());
+        RecordingDispatch refused = new RecordingDispatch(view("b"));
         MessageKey key = keys.derive(settings, view("b"), null);
         store.claim(key.storeKey(), "other", key.fingerprint(), Duration.ofSeconds(30));
-        assertThrows(MessageRefusedException.class, () -> handle(settings, recording(view("b"), refused)));
-        assertEquals(List.of(Outcome.BUSY), refused.stream().map(GuardEvent::outcome).toList());
-        assertEquals(key.digest(), refused.get(0).keyDigest());
-    }
-
-    private static Dispatch recording(MessageView view, List<GuardEvent> decisions) {
-        return new Dispatch() {
-            @Override
-            public MessageView message() {
-                return view;
-            }
-
-            @Override
-            public void decided(GuardEvent event) {
-                decisions.add(event);
-            }
-        };
+        assertThrows(MessageRefusedException.class, () -> handle(settings, refused));
+        assertEquals(List.of(Outcome.BUSY), refused.outcomes());
+        assertEquals(key.digest(), refused.decisions().get(0).keyDigest());
     }
 
     @Test

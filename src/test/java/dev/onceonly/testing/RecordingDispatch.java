@@ -1,0 +1,38 @@
+package dev.onceonly.testing;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.Dispatch;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** A dispatch, as a connector makes one per delivery, that records the decisions reported to it. */
+public final class RecordingDispatch implements Dispatch {
+
+    private final MessageView message;
+    private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
+
+    public RecordingDispatch(MessageView message) {
+        this.message = message;
+    }
+
+    @Override
+    public MessageView message() {
+        return message;
+    }
+
+    @Override
+    public void decided(GuardEvent event) {
+        decisions.add(event);
+    }
+
+    public List<GuardEvent> decisions() {
+        return List.copyOf(decisions);
+    }
+
+    public List<Outcome> outcomes() {
+        return decisions.stream().map(GuardEvent::outcome).toList();
+    }
+}
