@@ -14,7 +14,6 @@ import org.eclipse.microprofile.config.Config;
 import java.lang.reflect.Method;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -87,24 +86,30 @@ public final class OnceOnlyConfig {
     RedisSettings redis() {
         String urlProp = "onceonly.redis.url";
         String url = config.string(urlProp).orElse("redis://localhost:6379");
+        String expected = "a URL such as redis://[user:password@]host:6379[/db] or rediss://...";
+        int scheme = url.indexOf("://");
+        // The user-info ends at the LAST '@': a password may contain '@', '/' or ':' unencoded.
+        int at = url.lastIndexOf('@');
+        String userInfo = scheme >= 0 && at > scheme ? url.substring(scheme + 3, at) : null;
+        String withoutUserInfo = userInfo == null ? url : url.substring(0, scheme + 3) + url.substring(at + 1);
         URI uri;
         try {
-            uri = new URI(url);
+            uri = new URI(withoutUserInfo);
         } catch (URISyntaxException e) {
-            throw new InvalidConfigurationException(urlProp, redactUrl(url), "a URL such as redis://[user:password@]host:6379[/db] or rediss://...");
+            throw new InvalidConfigurationException(urlProp, redactUrl(url), expected);
         }
         if (!"redis".equals(uri.getScheme()) && !"rediss".equals(uri.getScheme()) || uri.getHost() == null) {
-            throw new InvalidConfigurationException(urlProp, redactUrl(url), "a URL such as redis://[user:password@]host:6379[/db] or rediss://...");
+            throw new InvalidConfigurationException(urlProp, redactUrl(url), expected);
         }
         String user = null;
         String password = null;
-        if (uri.getRawUserInfo() != null) {
-            String[] parts = uri.getRawUserInfo().split(":", 2);
-            if (parts.length == 2) {
-                user = parts[0].isEmpty() ? null : decode(parts[0]);
-                password = decode(parts[1]);
+        if (userInfo != null) {
+            int colon = userInfo.indexOf(':');
+            if (colon >= 0) {
+                user = colon == 0 ? null : percentDecode(userInfo.substring(0, colon));
+                password = percentDecode(userInfo.substring(colon + 1));
             } else {
-                password = decode(parts[0]);
+                password = percentDecode(userInfo);
             }
         }
         user = config.string("onceonly.redis.user").orElse(user);
@@ -240,12 +245,41 @@ public final class OnceOnlyConfig {
         return consumerValue(consumer, name, annotationValue, Durations::parse, Durations.ACCEPTED).orElse(fallback);
     }
 
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    /**
+     * Decodes {@code %XX} escapes (UTF-8) and nothing else: unlike form decoding, {@code +} stays a
+     * plus sign. A {@code %} not followed by two hex digits stays as it is.
+     */
+    static String percentDecode(String s) {
+        if (s.indexOf('%') < 0) {
+            return s;
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(s.length());
+        byte[] raw = s.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < raw.length; i++) {
+            if (raw[i] == '%' && i + 2 < raw.length && hex(raw[i + 1]) >= 0 && hex(raw[i + 2]) >= 0) {
+                out.write(hex(raw[i + 1]) * 16 + hex(raw[i + 2]));
+                i += 2;
+            } else {
+                out.write(raw[i]);
+            }
+        }
+        return out.toString(StandardCharsets.UTF_8);
     }
 
-    /** The URL without its user-info, so a password never reaches a log or an error message. */
+    private static int hex(byte b) {
+        return Character.digit(b, 16);
+    }
+
+    /**
+     * The URL without its user-info (everything up to the last {@code @}), so a password never
+     * reaches a log or an error message, whatever characters it holds.
+     */
     static String redactUrl(String url) {
-        return url.replaceAll("//[^@/]*@", "//***@");
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        if (at < 0) {
+            return url;
+        }
+        return (scheme >= 0 && scheme < at ? url.substring(0, scheme + 3) : "") + "***" + url.substring(at);
     }
 }

@@ -23,6 +23,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -135,6 +136,33 @@ class OnceOnlyConfigTest {
         InvalidConfigurationException sentinel = assertThrows(InvalidConfigurationException.class,
                 () -> config(Map.of("onceonly.redis.mode", "sentinel")).global());
         assertEquals("onceonly.redis.sentinel-master", sentinel.property());
+    }
+
+    /**
+     * Any password works in the URL and never shows in an error: '/', '@', ':' and '+' unencoded,
+     * percent escapes decoded, '+' kept (form decoding turned it into a space, and a '/' or '@'
+     * defeated the redaction so the password reached the startup error).
+     */
+    @Test
+    void anyPasswordWorksInTheRedisUrlAndNeverShowsInAnError() {
+        for (String password : new String[] {"pa/ss", "p@ss@word", "a+b", "c:o:l:o:n", "%2Fslash", "sp ace"}) {
+            String written = password.replace(" ", "%20");
+            String expected = password.replace("%2F", "/");
+            RedisSettings r = config(Map.of("onceonly.redis.url", "redis://app:" + written + "@cache.example:6380/3")).global().redis();
+            assertEquals(expected, r.password(), written);
+            assertEquals("app", r.user());
+            assertEquals(java.util.List.of("cache.example:6380"), r.nodes());
+            assertEquals(3, r.database());
+
+            InvalidConfigurationException bad = assertThrows(InvalidConfigurationException.class,
+                    () -> config(Map.of("onceonly.redis.url", "http://app:" + written + "@cache:6379/x")).global());
+            assertFalse(bad.getMessage().contains(written), bad.getMessage());
+            InvalidConfigurationException badDb = assertThrows(InvalidConfigurationException.class,
+                    () -> config(Map.of("onceonly.redis.url", "redis://app:" + written + "@cache:6379/x")).global());
+            assertFalse(badDb.getMessage().contains(written), badDb.getMessage());
+        }
+        assertEquals("s3cret", config(Map.of("onceonly.redis.url", "redis://:s3cret@cache:6379")).global().redis().password());
+        assertNull(config(Map.of("onceonly.redis.url", "redis://:s3cret@cache:6379")).global().redis().user());
     }
 
     /** A misconfiguration stops the CDI container from starting, with the property in the message. */
