@@ -121,12 +121,16 @@ public final class RedisClaimStore implements ClaimStore {
         };
     }
 
-    /** Warns (ONCE0003W) when Redis may evict claims; silently evicted claims let duplicates through. */
+    /**
+     * Warns (ONCE0003W) when Redis may evict claims; silently evicted claims let duplicates through.
+     * Only {@code noeviction} is safe: every claim has a TTL, so {@code volatile-*} policies pick
+     * claims as readily as {@code allkeys-*} ones.
+     */
     void checkEvictionPolicy() {
         try {
             Map<String, String> policy = redis.configGet("maxmemory-policy");
             String value = policy.getOrDefault("maxmemory-policy", "");
-            if (!value.equals("noeviction") && !value.startsWith("volatile-")) {
+            if (!value.equals("noeviction")) {
                 LogId.ONCE0003W.log(value);
             }
         } catch (JedisException e) {

@@ -13,7 +13,7 @@ public enum LogId {
     ONCE0002W(Level.WARNING, "The in-memory claim store is in use (max %s entries). It is for development and tests only: "
             + "claims are lost on restart and not shared between instances. Set onceonly.store=redis in production."),
     ONCE0003W(Level.WARNING, "Redis maxmemory-policy is '%s': Redis may evict claims and let duplicates through. "
-            + "Use maxmemory-policy noeviction (or volatile-* with memory to spare)."),
+            + "Use maxmemory-policy noeviction: every claim has a TTL, so volatile-* policies evict claims too."),
     ONCE0004I(Level.INFO, "Consumer '%s': key=%s, lease=%s, retention=%s, store-failure=%s, ledger=%s"),
     ONCE0005W(Level.WARNING, "onceonly.enabled=false: guarded methods run WITHOUT duplicate protection."),
     ONCE0006I(Level.INFO, "Connected to Redis (%s, %s)"),

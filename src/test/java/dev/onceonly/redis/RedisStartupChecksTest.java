@@ -27,6 +27,11 @@ class RedisStartupChecksTest {
                 assertTrue(log.lines().stream().anyMatch(l -> l.startsWith("ONCE0003W") && l.contains("allkeys-lru")), log.lines().toString());
                 assertTrue(log.contains("ONCE0006I"), log.lines().toString());
             }
+            // Every claim has a TTL: volatile-* policies evict claims as well.
+            admin.configSet("maxmemory-policy", "volatile-lru");
+            try (LogCapture log = new LogCapture(); RedisClaimStore store = RedisClaimStore.connect(settings(redis))) {
+                assertTrue(log.lines().stream().anyMatch(l -> l.startsWith("ONCE0003W") && l.contains("volatile-lru")), log.lines().toString());
+            }
             admin.configSet("maxmemory-policy", "noeviction");
             try (LogCapture log = new LogCapture(); RedisClaimStore store = RedisClaimStore.connect(settings(redis))) {
                 assertFalse(log.contains("ONCE0003W"), log.lines().toString());
