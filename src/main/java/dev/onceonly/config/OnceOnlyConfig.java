@@ -125,6 +125,10 @@ public final class OnceOnlyConfig {
         }
         RedisSettings.Mode mode = RedisSettings.Mode.valueOf(
                 config.choice("onceonly.redis.mode", "standalone", "standalone", "sentinel", "cluster").toUpperCase(Locale.ROOT));
+        if (mode == RedisSettings.Mode.CLUSTER && database != 0) {
+            throw new InvalidConfigurationException(urlProp, redactUrl(url), "database 0 with onceonly.redis.mode=cluster "
+                    + "(Redis Cluster has only database 0)");
+        }
         String hostPort = uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort());
         List<String> nodes = config.string("onceonly.redis.nodes")
                 .map(n -> Arrays.stream(n.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList())

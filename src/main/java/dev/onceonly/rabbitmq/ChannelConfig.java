@@ -62,6 +62,10 @@ final class ChannelConfig {
         }
         int prefetch = config.intValue("prefetch", 16, 1, 65_535);
         String dlx = name("dead-letter.exchange", queue + ".dlx");
+        if (dlx.equals(exchange)) {
+            // Dead letters would be routed back into the queues they came from, forever.
+            throw config.invalid("dead-letter.exchange", dlx, "an exchange other than exchange.name");
+        }
         String dlxType = config.choice("dead-letter.exchange.type", "fanout", EXCHANGE_TYPES.toArray(String[]::new));
         String dlq = name("dead-letter.queue", queue + ".dlq");
         String dlRoutingKey = name("dead-letter.routing-key", queue);
@@ -97,7 +101,8 @@ final class ChannelConfig {
         String password = config.secret("password").orElse("guest");
         boolean verifyHost = config.bool("tls.verify-hostname", true);
         Duration recovery = config.duration("network-recovery-interval", Duration.ofSeconds(5));
-        return new ConnectionSettings(host, port, vhost, user, password, tls, verifyHost, recovery);
+        Duration connectTimeout = config.duration("connection-timeout", Duration.ofSeconds(10));
+        return new ConnectionSettings(host, port, vhost, user, password, tls, verifyHost, recovery, connectTimeout);
     }
 
     private String name(String key, String fallback) {

@@ -5,11 +5,13 @@ import java.time.Duration;
 /**
  * Where and how a channel connects to the broker.
  *
- * @param recoveryInterval pause between reconnection attempts, for the first connection as for
- *                         amqp-client's automatic recovery
+ * @param recoveryInterval  pause between reconnection attempts, for the first connection as for
+ *                          amqp-client's automatic recovery
+ * @param connectionTimeout bound on opening a connection (TCP connect and AMQP handshake); amqp-client's
+ *                          own default (60 s) held up shutdowns behind an unreachable broker
  */
 record ConnectionSettings(String host, int port, String virtualHost, String username, String password,
-                          boolean tls, boolean verifyHostname, Duration recoveryInterval) {
+                          boolean tls, boolean verifyHostname, Duration recoveryInterval, Duration connectionTimeout) {
 
     /** {@code amqp[s]://user@host:port/vhost}, for logs: never the password. */
     String describe() {

@@ -48,6 +48,9 @@ final class Connections {
         f.setAutomaticRecoveryEnabled(true);
         f.setTopologyRecoveryEnabled(true);
         f.setNetworkRecoveryInterval(s.recoveryInterval().toMillis());
+        int connectMillis = (int) Math.min(Integer.MAX_VALUE, s.connectionTimeout().toMillis());
+        f.setConnectionTimeout(connectMillis);
+        f.setHandshakeTimeout(connectMillis);
         // amqp-client waits 10 minutes for an RPC reply by default; a stuck cancel must not hold up a shutdown that long.
         f.setChannelRpcTimeout(RPC_TIMEOUT_MS);
         Connection c = f.newConnection(resources.executor(), name);

@@ -133,6 +133,11 @@ class OnceOnlyConfigTest {
         assertEquals("onceonly.redis.url", bad.property());
         assertFalse(bad.getMessage().contains("hunter2"), bad.getMessage());
 
+        InvalidConfigurationException clusterDb = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.redis.mode", "cluster", "onceonly.redis.url", "redis://:pw@cache:6379/2")).global());
+        assertEquals("onceonly.redis.url", clusterDb.property());
+        assertTrue(clusterDb.getMessage().contains("cluster"), clusterDb.getMessage());
+
         InvalidConfigurationException sentinel = assertThrows(InvalidConfigurationException.class,
                 () -> config(Map.of("onceonly.redis.mode", "sentinel")).global());
         assertEquals("onceonly.redis.sentinel-master", sentinel.property());

@@ -55,6 +55,7 @@ class ChannelConfigTest {
         assertTrue(s.declare());
         assertEquals(PayloadType.STRING, s.payloadType());
         assertEquals("amqp://guest@localhost:5672/", s.connection().describe());
+        assertEquals(Duration.ofSeconds(10), s.connection().connectionTimeout());
     }
 
     @Test
@@ -89,6 +90,10 @@ class ChannelConfigTest {
         e = assertThrows(InvalidConfigurationException.class,
                 () -> channel(ChannelConfig.Direction.OUTGOING, "exchange.name", "bad name").outgoing());
         assertEquals("mp.messaging.outgoing.orders.exchange.name", e.property());
+        // A dead-letter exchange equal to the source exchange would route dead letters back forever.
+        e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "exchange.name", "orders", "dead-letter.exchange", "orders").incoming());
+        assertEquals("mp.messaging.incoming.orders.dead-letter.exchange", e.property());
         e = assertThrows(InvalidConfigurationException.class,
                 () -> channel(ChannelConfig.Direction.INCOMING, "port", "70000", "password", "s3cret").incoming());
         assertFalse(e.getMessage().contains("s3cret"));
