@@ -135,6 +135,12 @@ public final class GuardEngine {
             // Derived from the decision: with a joined caller transaction, completed() runs only later.
             throw new MessageRefusedException(refusedOutcome(decision), settings.consumer(), key.digest(),
                     refusedReason(decision), null);
+        } catch (Exception e) {
+            if (call.commitRefused != null) {
+                // Rolled back because the claim was no longer ours: the message comes again, not an attempt.
+                throw new MessageRefusedException(Outcome.RETRY, settings.consumer(), key.digest(), call.commitRefused, e);
+            }
+            throw e;
         }
     }
 

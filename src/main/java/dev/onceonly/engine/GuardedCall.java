@@ -2,6 +2,7 @@ package dev.onceonly.engine;
 
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
@@ -31,6 +32,8 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     /** When the lease is due for renewal ({@link System#nanoTime()}). */
     volatile long renewAtNanos;
     private volatile boolean leaseLost;
+    /** Why the commit was refused before it happened ({@link #mayCommit}), or {@code null}. */
+    volatile String commitRefused;
 
     GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
                 long start, TransactionRunner.Work<T> handler) {
@@ -90,6 +93,44 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         return handler.call();
     }
 
+    /**
+     * Before the commit, the holder proves it still holds the claim (or re-takes it when nobody
+     * does), else the transaction rolls back: a holder whose lease lapsed during a pause or a store
+     * failover must not commit while another holder runs the handler. With the ledger on there is
+     * nothing to prove: its unique key already makes a second commit of the message impossible.
+     * What remains is the commit's own duration (stated in README).
+     */
+    @Override
+    public boolean mayCommit() {
+        if (token == null || settings.ledger()) {
+            return true;
+        }
+        try {
+            if (engine.store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+                return true;
+            }
+            // Not held by us: if nobody holds it (the store lost it), it is ours again.
+            if (engine.store.claim(key.storeKey(), token, key.fingerprint(), settings.lease()).state() == ClaimState.ACQUIRED) {
+                LogId.ONCE0105I.log(settings.consumer(), key.digest(), elapsedMillis());
+                return true;
+            }
+            refuseCommit("the claim was taken over before commit");
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), "extend");
+            refuseCommit("the claim store could not confirm the claim before commit");
+        }
+        return false;
+    }
+
+    private void refuseCommit(String reason) {
+        commitRefused = reason;
+        if (!leaseLost) {
+            leaseLost = true;
+            engine.listener.onLeaseLost(settings.consumer());
+        }
+        LogId.ONCE0104W.log(settings.consumer(), key.digest(), elapsedMillis(), reason);
+    }
+
     /** One lease renewal, by the sweep. A lost lease is reported once and no longer renewed. */
     @Override
     public void renew(long now) {
@@ -135,6 +176,11 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         } else if (committed) {
             finish("complete", true);
             outcome = Outcome.PROCESSED;
+        } else if (commitRefused != null) {
+            finish("release", false); // only if it is still ours
+            outcome = Outcome.RETRY;
+            layer = Layer.CLAIM_STORE;
+            reason = commitRefused;
         } else {
             finish("release", false);
             outcome = Outcome.FAILED;

@@ -44,7 +44,7 @@ public final class JtaTransactionRunner implements TransactionRunner {
             if (begin) {
                 userTransaction.begin();
             }
-            registry.registerInterposedSynchronization(new Reporter(completion));
+            registry.registerInterposedSynchronization(new Reporter(completion, registry));
         } catch (Exception | Error e) {
             // No synchronization is registered, so nobody else will tell the engine.
             if (begin && registry.getTransactionStatus() != Status.STATUS_NO_TRANSACTION) {
@@ -80,11 +80,21 @@ public final class JtaTransactionRunner implements TransactionRunner {
         }
     }
 
-    /** Tells the engine once how the transaction ended. */
-    private record Reporter(Completion completion) implements Synchronization {
+    /** Asks the engine whether the transaction may commit, and tells it once how it ended. */
+    private record Reporter(Completion completion, TransactionSynchronizationRegistry registry) implements Synchronization {
 
         @Override
         public void beforeCompletion() {
+            boolean may;
+            try {
+                may = completion.mayCommit();
+            } catch (RuntimeException | Error e) {
+                LogId.ONCE0405W.log(e);
+                may = false; // not knowing whether the commit is safe: do not commit
+            }
+            if (!may) {
+                registry.setRollbackOnly();
+            }
         }
 
         @Override

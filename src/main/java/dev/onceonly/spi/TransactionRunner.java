@@ -24,13 +24,24 @@ public interface TransactionRunner {
         T call() throws Exception;
     }
 
-    /** Told once how the transaction ended. */
+    /** Asked once whether the transaction may commit, and told once how it ended. */
     @FunctionalInterface
     interface Completion {
+        /**
+         * Called once when the transaction is about to commit (JTA {@code beforeCompletion}), never
+         * when it rolls back; {@code false} makes it roll back instead. Must be quick.
+         */
+        default boolean mayCommit() {
+            return true;
+        }
+
         void completed(boolean committed);
     }
 
-    /** No transaction: "committed" means the work returned normally. */
+    /**
+     * No transaction: "committed" means the work returned normally. With nothing to roll back,
+     * {@link Completion#mayCommit()} is not asked.
+     */
     TransactionRunner NONE = new TransactionRunner() {
         @Override
         public <T> T run(Work<T> work, Completion completion) throws Exception {

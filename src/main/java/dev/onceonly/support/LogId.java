@@ -23,6 +23,10 @@ public enum LogId {
             + "the claim expires after its lease (%s)"),
     ONCE0103W(Level.WARNING, "Claim of consumer '%s' (key %s) was no longer held at %s after %d ms: the lease (%s) expired "
             + "while the handler ran (raise the lease for this consumer), or the claim store lost the key"),
+    ONCE0104W(Level.WARNING, "Transaction of consumer '%s' (key %s) rolled back after %d ms: %s. The message comes "
+            + "again; raise the lease if handlers run longer than it"),
+    ONCE0105I(Level.INFO, "Claim of consumer '%s' (key %s) was gone before commit after %d ms and nobody else held it; "
+            + "taken again and committed"),
     ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
             + "raise the lease (now %s)"),
     ONCE0202W(Level.WARNING, "Lease renewal failed for consumer '%s' (key %s): %s; retrying in %d ms"),
@@ -47,7 +51,7 @@ public enum LogId {
     ONCE0402I(Level.INFO, "Ledger of consumer '%s' already holds key %s (unique violation: %s); the verifier decided %s"),
     ONCE0403I(Level.INFO, "Ledger purge deleted %d rows processed before %s"),
     ONCE0404W(Level.WARNING, "Ledger purge failed: %s; next attempt in %s"),
-    ONCE0405W(Level.WARNING, "Reporting the outcome of a transaction to the guard failed: %s"),
+    ONCE0405W(Level.WARNING, "Asking the guard before a commit, or telling it the outcome, failed: %s"),
     ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");

@@ -270,4 +270,65 @@ class GuardEngineTest {
             }
         });
     }
+
+    /** A transaction that asks the completion before it "commits", as JTA's beforeCompletion does. */
+    private static final class AskingRunner implements TransactionRunner {
+        final List<Object> committed = new CopyOnWriteArrayList<>();
+
+        @Override
+        public <T> T run(Work<T> work, Completion completion) throws Exception {
+            T result;
+            try {
+                result = work.call();
+            } catch (Exception e) {
+                completion.completed(false);
+                throw e;
+            }
+            if (!completion.mayCommit()) {
+                completion.completed(false);
+                throw new IllegalStateException("rolled back at commit");
+            }
+            committed.add(result);
+            completion.completed(true);
+            return result;
+        }
+    }
+
+    /**
+     * A holder whose lease lapsed (a pause longer than the lease) while another holder took the key
+     * must not commit: without the ledger nothing else stops a second effect. Before the check, the
+     * first holder committed and reported PROCESSED.
+     */
+    @Test
+    void aHolderWhoseClaimWasTakenOverRollsBackInsteadOfCommitting() throws Exception {
+        AskingRunner tx = new AskingRunner();
+        engine = new GuardEngine(store, tx, null, scheduler, events::add, keys);
+        MessageKey key = keys.derive(settings, view("paused"), null);
+        RecordingDispatch delivery = new RecordingDispatch(view("paused"));
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> engine.guard(settings, delivery, null, () -> {
+            clock.advance(settings.lease().plusSeconds(1)); // paused past the lease
+            assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease()).state());
+            return "effect";
+        }));
+        assertEquals(Outcome.RETRY, e.outcome(), "the message comes again; not an attempt");
+        assertEquals(List.of(), tx.committed, "the first holder's effect did not commit");
+        assertEquals(List.of(Outcome.RETRY), delivery.outcomes());
+        assertEquals(ClaimResult.inProgress(key.fingerprint()), store.claim(key.storeKey(), "third", key.fingerprint(), settings.lease()),
+                "the second holder keeps the claim: the first one's release was fenced off");
+    }
+
+    /** A claim the store lost (flushed, failed over) and nobody else took is taken again, and the commit goes on. */
+    @Test
+    void aClaimTheStoreLostIsTakenAgainBeforeTheCommit() throws Exception {
+        AskingRunner tx = new AskingRunner();
+        engine = new GuardEngine(store, tx, null, scheduler, events::add, keys);
+        RecordingDispatch delivery = new RecordingDispatch(view("lost"));
+        assertEquals("effect", engine.guard(settings, delivery, null, () -> {
+            clock.advance(settings.lease().plusSeconds(1)); // the claim expired, nobody took it
+            return "effect";
+        }));
+        assertEquals(List.of("effect"), tx.committed);
+        assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
+        assertNull(handle(settings, message("lost")), "completed: a redelivery is a duplicate");
+    }
 }

@@ -1,5 +1,6 @@
 package dev.onceonly.jpa;
 
+import dev.onceonly.spi.TransactionRunner;
 import jakarta.transaction.RollbackException;
 import jakarta.transaction.Status;
 import jakarta.transaction.Synchronization;
@@ -29,6 +30,10 @@ class JtaTransactionRunnerTest {
 
         @Override
         public void commit() throws RollbackException {
+            // As a transaction manager does: synchronizations may still veto before the commit.
+            if (status == Status.STATUS_ACTIVE) {
+                List.copyOf(synchronizations).forEach(Synchronization::beforeCompletion);
+            }
             if (status == Status.STATUS_MARKED_ROLLBACK || failCommit) {
                 complete(Status.STATUS_ROLLEDBACK);
                 throw new RollbackException("rolled back at commit");
@@ -115,6 +120,24 @@ class JtaTransactionRunnerTest {
         assertThrows(IOException.class, () -> runner.run(() -> {
             throw new IOException("handler failed");
         }, reported::add));
+        assertEquals(List.of(false), reported);
+    }
+
+    /** The engine may refuse the commit at the last moment (its claim was taken over): it rolls back. */
+    @Test
+    void aCompletionThatRefusesTheCommitRollsItBack() {
+        TransactionRunner.Completion refusing = new TransactionRunner.Completion() {
+            @Override
+            public boolean mayCommit() {
+                return false;
+            }
+
+            @Override
+            public void completed(boolean committed) {
+                reported.add(committed);
+            }
+        };
+        assertThrows(RollbackException.class, () -> runner.run(() -> "done", refusing));
         assertEquals(List.of(false), reported);
     }
 
