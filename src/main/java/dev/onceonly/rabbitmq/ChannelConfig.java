@@ -87,7 +87,8 @@ final class ChannelConfig {
             throw config.invalid("routing-key", routingKey, "at most 255 characters");
         }
         return new OutgoingSettings(channel, connection(), exchange, exchangeType, routingKey,
-                config.bool("persistent", true), config.bool("declare", true), config.intValue("max-inflight", 256, 1, 65_535),
+                config.bool("persistent", true), config.bool("declare", true), config.bool("mandatory", true),
+                config.intValue("max-inflight", 256, 1, 65_535),
                 config.duration("confirm-timeout", Duration.ofSeconds(10)), config.duration("drain-timeout", Duration.ofSeconds(10)));
     }
 

@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -38,7 +39,12 @@ final class ConfirmingPublisher {
     private final Executor completions;
     private final ScheduledExecutorService scheduler;
     private final Duration timeout;
-    private final ConcurrentNavigableMap<Long, CompletableFuture<Void>> pending = new ConcurrentSkipListMap<>();
+    /**
+     * Publishes awaiting their confirm, by sequence number. Sequence numbers restart when amqp-client
+     * recovers the channel, so whatever removes an entry for one publish (its timeout, a return)
+     * removes that very entry and never a later publish's that reuses the number.
+     */
+    private final ConcurrentNavigableMap<Long, Pending> pending = new ConcurrentSkipListMap<>();
     private final Object publishLock = new Object();
 
     ConfirmingPublisher(Connection connection, Executor completions, ScheduledExecutorService scheduler,
@@ -68,24 +74,30 @@ final class ConfirmingPublisher {
      */
     CompletableFuture<Void> publish(String exchange, String routingKey, boolean mandatory,
                                     AMQP.BasicProperties properties, byte[] body) {
-        CompletableFuture<Void> confirmed = new CompletableFuture<>();
+        Pending entry = new Pending(new CompletableFuture<>());
         long seq;
         synchronized (publishLock) {
             seq = channel.getNextPublishSeqNo();
             AMQP.BasicProperties props = mandatory ? withHeader(properties, SEQUENCE_HEADER, seq) : properties;
-            pending.put(seq, confirmed);
+            pending.put(seq, entry);
             try {
                 channel.basicPublish(exchange, routingKey, mandatory, props, body);
             } catch (IOException | RuntimeException e) {
                 // AlreadyClosedException (a RuntimeException) while the connection is down.
-                pending.remove(seq);
-                confirmed.completeExceptionally(e);
-                return confirmed;
+                pending.remove(seq, entry);
+                entry.confirmed.completeExceptionally(e);
+                return entry.confirmed;
             }
         }
-        scheduler.schedule(() -> fail(pending.remove(seq), new TimeoutException(
-                "no publisher confirm within " + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
-        return confirmed;
+        entry.timeout = scheduler.schedule(() -> {
+            if (pending.remove(seq, entry)) {
+                fail(entry, new TimeoutException("no publisher confirm within " + timeout.toMillis() + " ms"));
+            }
+        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        if (entry.confirmed.isDone()) {
+            entry.timeout.cancel(false); // confirmed before its timeout was even set
+        }
+        return entry.confirmed;
     }
 
     void close() {
@@ -99,40 +111,54 @@ final class ConfirmingPublisher {
     }
 
     private void settle(long seq, boolean multiple, Exception failure) {
-        Map<Long, CompletableFuture<Void>> done;
+        Map<Long, Pending> done;
         if (multiple) {
-            ConcurrentNavigableMap<Long, CompletableFuture<Void>> head = pending.headMap(seq, true);
+            ConcurrentNavigableMap<Long, Pending> head = pending.headMap(seq, true);
             done = new HashMap<>(head);
-            head.clear();
+            done.forEach(head::remove);
         } else {
-            CompletableFuture<Void> f = pending.remove(seq);
-            done = f == null ? Map.of() : Map.of(seq, f);
+            Pending p = pending.remove(seq);
+            done = p == null ? Map.of() : Map.of(seq, p);
         }
         if (!done.isEmpty()) {
-            completions.execute(() -> done.values().forEach(f -> complete(f, failure)));
+            completions.execute(() -> done.values().forEach(p -> p.complete(failure)));
         }
     }
 
     private void failAll(ShutdownSignalException cause) {
-        Map<Long, CompletableFuture<Void>> lost = new HashMap<>(pending);
-        lost.keySet().forEach(pending::remove);
+        Map<Long, Pending> lost = new HashMap<>(pending);
+        lost.forEach(pending::remove);
         if (!lost.isEmpty()) {
             IOException failure = new IOException("channel closed before the broker confirmed the message: " + cause.getMessage());
-            completions.execute(() -> lost.values().forEach(f -> f.completeExceptionally(failure)));
+            completions.execute(() -> lost.values().forEach(p -> p.complete(failure)));
         }
     }
 
-    private void fail(CompletableFuture<Void> f, Exception failure) {
-        if (f != null) {
-            completions.execute(() -> f.completeExceptionally(failure));
+    private void fail(Pending p, Exception failure) {
+        if (p != null) {
+            completions.execute(() -> p.complete(failure));
         }
     }
 
-    private static void complete(CompletableFuture<Void> f, Exception failure) {
-        if (failure == null) {
-            f.complete(null);
-        } else {
-            f.completeExceptionally(failure);
+    /** One publish awaiting its confirm, and its timeout, cancelled once the confirm came. */
+    private static final class Pending {
+        final CompletableFuture<Void> confirmed;
+        volatile ScheduledFuture<?> timeout;
+
+        Pending(CompletableFuture<Void> confirmed) {
+            this.confirmed = confirmed;
+        }
+
+        void complete(Exception failure) {
+            ScheduledFuture<?> t = timeout;
+            if (t != null) {
+                t.cancel(false); // else each publish's timeout task stayed queued for the whole timeout
+            }
+            if (failure == null) {
+                confirmed.complete(null);
+            } else {
+                confirmed.completeExceptionally(failure);
+            }
         }
     }
 

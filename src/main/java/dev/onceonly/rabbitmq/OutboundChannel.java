@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One outgoing channel: publishes every message it receives with publisher confirms, and acks the
  * message only once the broker confirmed it (nacks it when the publish fails). An
- * {@code Emitter.send(payload)} therefore completes when the message is safely with the broker.
+ * {@code Emitter.send(payload)} therefore completes when the message is safely with the broker, and
+ * fails when no queue takes it (mandatory publishing, unless {@code mandatory=false}).
  *
  * <p>Payloads are {@code byte[]} (published as they are) or {@link String} (UTF-8,
  * {@code text/plain}); an {@link OutgoingRabbitMetadata} on the message sets routing key, headers,
@@ -96,7 +97,8 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
             byte[] body = body(message.getPayload());
             String exchange = meta != null && meta.exchange() != null ? meta.exchange() : settings.exchange();
             String routingKey = meta != null && meta.routingKey() != null ? meta.routingKey() : settings.routingKey();
-            confirmed = publisher.publish(exchange, routingKey, false, properties(message.getPayload(), meta), body);
+            // Mandatory by default: a message no queue takes fails the send rather than being confirmed and dropped.
+            confirmed = publisher.publish(exchange, routingKey, settings.mandatory(), properties(message.getPayload(), meta), body);
         } catch (RuntimeException e) {
             confirmed = CompletableFuture.failedFuture(e);
         }

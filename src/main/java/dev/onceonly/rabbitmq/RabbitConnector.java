@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -68,8 +67,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
      */
     @PostConstruct
     void createThreads() {
-        resources = new RabbitResources(managedThreads, Executors.newCachedThreadPool(managedThreads),
-                Executors.newSingleThreadScheduledExecutor(managedThreads));
+        resources = RabbitResources.create(managedThreads);
     }
 
     @PreDestroy

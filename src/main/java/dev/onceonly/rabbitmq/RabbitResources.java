@@ -1,7 +1,9 @@
 package dev.onceonly.rabbitmq;
 
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -15,4 +17,14 @@ import java.util.concurrent.ThreadFactory;
  * @param scheduler delayed retries, confirm timeouts, reconnection attempts
  */
 record RabbitResources(ThreadFactory threads, ExecutorService executor, ScheduledExecutorService scheduler) {
+
+    /**
+     * Pools of the connector's own on {@code threads}. The scheduler drops cancelled tasks at once
+     * (confirm timeouts are cancelled by the thousand), rather than keeping each until its delay.
+     */
+    static RabbitResources create(ThreadFactory threads) {
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, threads);
+        scheduler.setRemoveOnCancelPolicy(true);
+        return new RabbitResources(threads, Executors.newCachedThreadPool(threads), scheduler);
+    }
 }

@@ -38,8 +38,7 @@ class InboundChannelTest {
     static final Duration LIMIT = Duration.ofSeconds(20);
 
     final String queue = "onceonly.unit." + UUID.randomUUID();
-    final RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(),
-            Executors.newCachedThreadPool(), Executors.newSingleThreadScheduledExecutor());
+    final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
     final Probe probe = new Probe();
     final Handover handover = new Handover();
     TestRabbit rabbit;

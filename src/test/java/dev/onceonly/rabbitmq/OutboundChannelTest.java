@@ -1,0 +1,96 @@
+package dev.onceonly.rabbitmq;
+
+import dev.onceonly.testing.TestRabbit;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static dev.onceonly.testing.Eventually.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/** An outgoing channel outside any server, against the machine's RabbitMQ. */
+class OutboundChannelTest {
+
+    final String exchange = "onceonly.unit.out." + UUID.randomUUID();
+    final String queue = exchange + ".q";
+    final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
+    OutboundChannel channel;
+
+    @AfterEach
+    void close() throws Exception {
+        if (channel != null) {
+            channel.stop();
+        }
+        try (TestRabbit rabbit = new TestRabbit()) {
+            rabbit.deleteQueue(queue);
+            rabbit.deleteExchange(exchange);
+        }
+        resources.executor().shutdownNow();
+        resources.scheduler().shutdownNow();
+    }
+
+    /** Sends one message through the channel and returns how it was settled: null for ack, else the nack's reason. */
+    private CompletableFuture<Throwable> send(String routingKey) throws Exception {
+        Map<String, String> props = Map.of("channel-name", "out", "host", "127.0.0.1", "exchange.name", exchange,
+                "exchange.type", "direct", "routing-key", routingKey);
+        channel = new OutboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.OUTGOING)
+                .outgoing(), resources);
+        CompletableFuture<Throwable> settled = new CompletableFuture<>();
+        Message<String> message = Message.of("order", () -> {
+            settled.complete(null);
+            return CompletableFuture.completedFuture(null);
+        }, reason -> {
+            settled.complete(reason);
+            return CompletableFuture.completedFuture(null);
+        });
+        channel.onSubscribe(new Subscription() {
+            private boolean sent;
+
+            @Override
+            public void request(long n) {
+                if (!sent) {
+                    sent = true;
+                    channel.onNext(message);
+                }
+            }
+
+            @Override
+            public void cancel() {
+            }
+        });
+        channel.start();
+        return settled;
+    }
+
+    /** Before, the broker confirmed an unroutable message and dropped it, and the send succeeded. */
+    @Test
+    void aMessageNoQueueTakesFailsItsSend() throws Exception {
+        Throwable reason = send("nobody-binds-this").get(20, TimeUnit.SECONDS);
+        assertInstanceOf(IOException.class, reason, String.valueOf(reason));
+    }
+
+    @Test
+    void aRoutedMessageIsAckedOnceConfirmed() throws Exception {
+        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+        f.setHost("127.0.0.1");
+        try (var c = f.newConnection(); var ch = c.createChannel()) {
+            ch.exchangeDeclare(exchange, "direct", true);
+            ch.queueDeclare(queue, true, false, false, null);
+            ch.queueBind(queue, exchange, "orders");
+        }
+        assertEquals(null, send("orders").get(20, TimeUnit.SECONDS));
+        await("the message in its queue", java.time.Duration.ofSeconds(20), () -> TestRabbit.total(queue), n -> n == 1);
+    }
+}
