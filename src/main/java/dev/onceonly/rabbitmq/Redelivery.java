@@ -75,6 +75,13 @@ final class Redelivery {
      */
     private void publishThenAck(Delivery d, String what, String exchange, String routingKey,
                                 Map<String, Object> headers, Runnable onConfirmed) {
+        if (d.isStale()) {
+            // The broker took the delivery back when its channel closed and delivers it again: a copy
+            // now would be a second one. (A channel that closes after this check, before the ack,
+            // still leaves both: the window is the publish's round trip.)
+            settlement.forget(d);
+            return;
+        }
         d.stage = Delivery.Stage.PUBLISHING;
         AMQP.BasicProperties props = d.metadata.properties().builder().headers(headers).build();
         publisher.get().publish(exchange, routingKey, true, props, d.metadata.body()).whenComplete((ok, failure) -> {

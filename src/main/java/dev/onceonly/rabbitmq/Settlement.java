@@ -76,7 +76,9 @@ final class Settlement {
         }
         try {
             d.hold = scheduler.schedule(() -> {
-                if (!d.isSettled()) {
+                if (d.isStale()) {
+                    forget(d); // the broker took it back meanwhile and redelivers it: a copy would start a second chain
+                } else if (!d.isSettled()) {
                     then.run();
                 }
             }, retryDelay.toMillis(), TimeUnit.MILLISECONDS);

@@ -14,6 +14,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -28,6 +29,8 @@ import java.util.concurrent.TimeUnit;
 import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An incoming channel outside any server, against the machine's RabbitMQ: the broker protocol
@@ -45,10 +48,12 @@ class InboundChannelTest {
     InboundChannel channel;
 
     @BeforeEach
-    void connect() throws Exception {
+    void connect(TestInfo test) throws Exception {
         rabbit = new TestRabbit();
+        // The stale-delivery test needs time to drop the connection while a retry is held.
+        String retryDelay = test.getTestMethod().orElseThrow().getName().contains("Stale") ? "3s" : "100ms";
         Map<String, String> props = Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
-                "prefetch", "5", "retry-delay", "100ms", "max-attempts", "2", "drain-timeout", "5s");
+                "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s");
         channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover);
@@ -177,6 +182,27 @@ class InboundChannelTest {
 
         assertEquals(4, rabbit.ready(queue), "the four never handed over are back, the one in progress was acked");
         assertEquals(0, probe.received.size());
+    }
+
+    /**
+     * A failed delivery is held for its retry; meanwhile the consuming connection drops and the
+     * broker takes the delivery back. The held retry must then publish nothing: the broker
+     * redelivers the original, and a copy would start a second retry chain.
+     */
+    @Test
+    void aHeldRetryOfAStaleDeliveryPublishesNothing() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "stale");
+        probe.next().nack(new IllegalStateException("boom")); // held for 3 s, then a counted copy
+        TestRabbit.closeConnection("onceonly:unit:consume");
+        Message<?> again = probe.next();
+        IncomingRabbitMetadata m = again.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(1, m.attempt(), "the original, redelivered by the broker");
+        assertTrue(m.redelivered());
+        // Past the hold: no copy arrives.
+        assertNull(probe.received.poll(5, TimeUnit.SECONDS), "a retry copy of the stale delivery was published");
+        again.ack();
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
     }
 
     private int consumers(String q) {
