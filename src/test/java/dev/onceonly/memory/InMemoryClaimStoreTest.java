@@ -1,5 +1,6 @@
 package dev.onceonly.memory;
 
+import dev.onceonly.contract.ClaimStoreContract;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.testing.MutableClock;
 

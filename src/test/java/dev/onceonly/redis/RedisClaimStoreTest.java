@@ -1,6 +1,6 @@
 package dev.onceonly.redis;
 
-import dev.onceonly.memory.ClaimStoreContract;
+import dev.onceonly.contract.ClaimStoreContract;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;

@@ -1,4 +1,4 @@
-package dev.onceonly.memory;
+package dev.onceonly.contract;
 
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;

@@ -1,0 +1,453 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.jpa.JpaLedger;
+import dev.onceonly.jpa.JtaTransactionRunner;
+import dev.onceonly.jpa.ProcessedMessage;
+import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.spi.Ledger;
+import dev.onceonly.spi.Ledger.LedgerDecision;
+import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.testing.LocalJta;
+import dev.onceonly.testing.MutableClock;
+import dev.onceonly.testing.ScratchDatabase;
+import dev.onceonly.testing.Settings;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceException;
+import jakarta.transaction.Status;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The guard with the ledger on: the in-memory claim store, real transactions ({@link LocalJta} on
+ * H2, through the production {@link JtaTransactionRunner}), and either the real {@link JpaLedger}
+ * on that database or a {@link ScriptedLedger} answering chosen decisions. Every test looks at the
+ * state left behind: the claim in the store, the rows in the database, how the transaction ended
+ * and what the listener was told.
+ */
+class GuardEngineLedgerTest {
+
+    private static ScratchDatabase db;
+    private static LocalJta jta;
+    private static EntityManager em;
+
+    private final MutableClock clock = new MutableClock();
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    private final Recorder listener = new Recorder();
+    /** How each guarded transaction ended, as the transaction runner reported it. */
+    private final List<Boolean> transactionEnds = new CopyOnWriteArrayList<>();
+    private final TransactionRunner transactions = new TransactionRunner() {
+        private final JtaTransactionRunner jtaRunner = new JtaTransactionRunner(jta, jta);
+
+        @Override
+        public <T> T run(Work<T> work, Completion completion) throws Exception {
+            return jtaRunner.run(work, committed -> {
+                transactionEnds.add(committed);
+                completion.completed(committed);
+            });
+        }
+    };
+    private final InMemoryClaimStore store = new InMemoryClaimStore(10_000, clock);
+    private final JpaLedger jpaLedger = new JpaLedger(em, jta, clock);
+    private final AtomicInteger runs = new AtomicInteger();
+    private final String consumer = "ledger-" + UUID.randomUUID().toString().substring(0, 8);
+    private final ConsumerSettings settings = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), true);
+
+    private GuardEngine engine = engine(store, jpaLedger);
+
+    @BeforeAll
+    static void openDatabase() throws Exception {
+        db = ScratchDatabase.create(ScratchDatabase.Kind.H2, true);
+        jta = new LocalJta(db.sessionFactory());
+        em = jta.entityManager();
+    }
+
+    @AfterAll
+    static void dropDatabase() throws Exception {
+        db.close();
+    }
+
+    @AfterEach
+    void stop() {
+        scheduler.shutdownNow();
+        assertEquals(Status.STATUS_NO_TRANSACTION, jta.getStatus(), "no transaction left open on the test thread");
+    }
+
+    // ---- the ledger's decisions ----
+
+    @Test
+    void processedMessageCommitsItsLedgerRowWithTheBusinessWrite() throws Exception {
+        MessageView m = message("{\"order\":1}");
+        MessageKey key = keyOf(settings, m);
+        assertEquals("ran-1", guard(settings, m, businessWrite("order-1")));
+
+        assertEquals(List.of(true), transactionEnds);
+        assertEquals(key.bodyHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
+        assertTrue(ledgerRow(business("order-1")).isPresent(), "the business write committed with it");
+        assertEquals(ClaimState.DONE, claimState(key));
+        assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key)), listener.outcomes);
+        assertEquals(List.of(LedgerDecision.INSERTED), listener.decisions);
+    }
+
+    @Test
+    void ledgerDuplicateSkipsTheHandlerAndCompletesTheClaim() throws Exception {
+        engine = engine(store, ScriptedLedger.answering(LedgerDecision.DUPLICATE));
+        MessageView m = message("{\"order\":2}");
+        MessageKey key = keyOf(settings, m);
+
+        assertNull(guard(settings, m, businessWrite("order-2")));
+
+        assertEquals(0, runs.get(), "handler not run");
+        assertEquals(List.of(false), transactionEnds, "the transaction of the refused message rolled back");
+        assertEquals(ClaimResult.done(key.fingerprint()), store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()),
+                "the claim is completed, so the next duplicate stops at the claim store");
+        assertEquals(List.of(event(Outcome.DUPLICATE, Layer.LEDGER, key)), listener.outcomes, "reported once");
+        assertEquals(List.of(LedgerDecision.DUPLICATE), listener.decisions);
+    }
+
+    /** The claim store forgot a processed key (flushed, evicted, failed over): the real ledger still knows it. */
+    @Test
+    void duplicateTheClaimStoreForgotIsCaughtByTheLedger() throws Exception {
+        MessageView m = message("{\"order\":3}");
+        MessageKey key = keyOf(settings, m);
+        guard(settings, m, businessWrite("order-3"));
+
+        InMemoryClaimStore forgetful = new InMemoryClaimStore(10_000, clock);
+        engine = engine(forgetful, jpaLedger);
+        assertNull(guard(settings, m, businessWrite("order-3-again")));
+
+        assertEquals(1, runs.get());
+        assertEquals(List.of(true, false), transactionEnds);
+        assertEquals(Optional.empty(), ledgerRow(business("order-3-again")));
+        assertEquals(ClaimState.DONE, forgetful.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()).state());
+        assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key), event(Outcome.DUPLICATE, Layer.LEDGER, key)),
+                listener.outcomes);
+        assertEquals(List.of(LedgerDecision.INSERTED, LedgerDecision.DUPLICATE), listener.decisions);
+    }
+
+    @Test
+    void ledgerConflictRefusesTheMessageAndReleasesTheClaim() throws Exception {
+        engine = engine(store, ScriptedLedger.answering(LedgerDecision.CONFLICT));
+        MessageView m = message("{\"order\":4}");
+        MessageKey key = keyOf(settings, m);
+
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("order-4")));
+
+        assertEquals(Outcome.CONFLICT, e.outcome());
+        assertEquals(consumer, e.consumer());
+        assertEquals(key.digest(), e.keyDigest());
+        assertEquals(0, runs.get());
+        assertEquals(List.of(false), transactionEnds);
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(List.of(Outcome.CONFLICT), outcomes());
+        assertEquals(Layer.LEDGER, listener.outcomes.get(0).layer());
+    }
+
+    /** The same business key with another body, after the claim store forgot the first: the real ledger's CONFLICT. */
+    @Test
+    void sameKeyWithAnotherBodyIsAConflictInTheRealLedger() throws Exception {
+        ConsumerSettings byOrder = Settings.withKey(settings, KeyStrategy.JSON_POINTER, "", "/order", false);
+        MessageView first = message("{\"order\":\"o-5\",\"qty\":1}");
+        MessageKey key = keyOf(byOrder, first);
+        guard(byOrder, first, businessWrite("order-5"));
+
+        InMemoryClaimStore forgetful = new InMemoryClaimStore(10_000, clock);
+        engine = engine(forgetful, jpaLedger);
+        MessageRefusedException e = assertThrows(MessageRefusedException.class,
+                () -> guard(byOrder, message("{\"order\":\"o-5\",\"qty\":9}"), businessWrite("order-5-changed")));
+
+        assertEquals(Outcome.CONFLICT, e.outcome());
+        assertEquals(1, runs.get());
+        assertEquals(key.bodyHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256(), "the first body's row stays");
+        assertEquals(Optional.empty(), ledgerRow(business("order-5-changed")));
+        assertEquals(ClaimResult.ACQUIRED, forgetful.claim(key.storeKey(), "later", key.fingerprint(), byOrder.lease()), "claim released");
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.CONFLICT), outcomes());
+        assertEquals(Layer.LEDGER, listener.outcomes.get(1).layer());
+    }
+
+    @Test
+    void ledgerRetryRefusesTheMessageAndReleasesTheClaim() throws Exception {
+        engine = engine(store, ScriptedLedger.answering(LedgerDecision.RETRY));
+        MessageView m = message("{\"order\":6}");
+        MessageKey key = keyOf(settings, m);
+
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("order-6")));
+
+        assertEquals(Outcome.RETRY, e.outcome());
+        assertEquals(0, runs.get());
+        assertEquals(List.of(false), transactionEnds);
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(List.of(Outcome.RETRY), outcomes());
+        assertEquals(Layer.LEDGER, listener.outcomes.get(0).layer());
+        assertEquals(List.of(LedgerDecision.RETRY), listener.decisions);
+    }
+
+    // ---- claim store down ----
+
+    @Test
+    void storeDownUnderLedgerOnlyRunsTheHandlerGuardedByTheLedgerAlone() throws Exception {
+        engine = engine(new DownStore(), jpaLedger);
+        ConsumerSettings ledgerOnly = Settings.withStoreFailure(settings, StoreFailurePolicy.LEDGER_ONLY);
+        MessageView m = message("{\"order\":7}");
+        MessageKey key = keyOf(ledgerOnly, m);
+
+        assertEquals("ran-1", guard(ledgerOnly, m, businessWrite("order-7")));
+        assertNull(guard(ledgerOnly, m, businessWrite("order-7-again")), "the ledger alone stops the redelivery");
+
+        assertEquals(1, runs.get());
+        assertEquals(List.of(true, false), transactionEnds);
+        assertEquals(key.bodyHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
+        assertTrue(ledgerRow(business("order-7")).isPresent());
+        assertEquals(Optional.empty(), ledgerRow(business("order-7-again")));
+        assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key), event(Outcome.DUPLICATE, Layer.LEDGER, key)),
+                listener.outcomes);
+        assertEquals(List.of("claim", "claim"), listener.storeErrors);
+    }
+
+    @Test
+    void storeDownUnderRejectIsRetryWithoutRunning() throws Exception {
+        engine = engine(new DownStore(), jpaLedger);
+        MessageView m = message("{\"order\":8}");
+        MessageKey key = keyOf(settings, m);
+
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("order-8")));
+
+        assertEquals(Outcome.RETRY, e.outcome());
+        assertTrue(e.getCause() instanceof ClaimStoreException, String.valueOf(e.getCause()));
+        assertEquals(0, runs.get());
+        assertEquals(List.of(), transactionEnds, "no transaction begun");
+        assertEquals(Optional.empty(), ledgerRow(key.storeKey()));
+        assertEquals(List.of(Outcome.RETRY), outcomes());
+        assertEquals(Layer.CLAIM_STORE, listener.outcomes.get(0).layer());
+        assertEquals(List.of("claim"), listener.storeErrors);
+    }
+
+    // ---- failures inside the transaction ----
+
+    @Test
+    void handlerThatThrowsRollsBackTheLedgerRowAndReleasesTheClaim() throws Exception {
+        MessageView m = message("{\"order\":9}");
+        MessageKey key = keyOf(settings, m);
+        IOException boom = new IOException("shipping service down");
+
+        IOException thrown = assertThrows(IOException.class, () -> guard(settings, m, () -> {
+            businessWrite("order-9").call();
+            throw boom;
+        }));
+
+        assertSame(boom, thrown, "the handler's own exception reaches the caller");
+        assertEquals(List.of(false), transactionEnds);
+        assertEquals(Optional.empty(), ledgerRow(key.storeKey()), "the ledger row did not commit");
+        assertEquals(Optional.empty(), ledgerRow(business("order-9")), "nor the business write");
+        assertEquals(List.of(Outcome.FAILED), outcomes());
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "probe", key.fingerprint(), settings.lease()), "claim released");
+        store.release(key.storeKey(), "probe");
+
+        assertEquals("ran-2", guard(settings, m, businessWrite("order-9")), "the redelivery runs");
+        assertEquals(List.of(Outcome.FAILED, Outcome.PROCESSED), outcomes());
+        assertTrue(ledgerRow(key.storeKey()).isPresent());
+    }
+
+    @Test
+    void ledgerInsertThatFailsRollsBackAndReleasesTheClaimWithoutRunningTheHandler() throws Exception {
+        PersistenceException lost = new PersistenceException("connection to the database lost");
+        ScriptedLedger failing = ScriptedLedger.throwing(lost);
+        engine = engine(store, failing);
+        MessageView m = message("{\"order\":10}");
+        MessageKey key = keyOf(settings, m);
+
+        PersistenceException thrown = assertThrows(PersistenceException.class, () -> guard(settings, m, businessWrite("order-10")));
+
+        assertSame(lost, thrown);
+        assertEquals(1, failing.inserts.get(), "the ledger was asked");
+        assertEquals(0, runs.get(), "handler not run");
+        assertEquals(List.of(false), transactionEnds, "the transaction rolled back");
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(List.of(Outcome.FAILED), outcomes());
+        assertEquals(List.of(), listener.decisions, "no decision was taken");
+    }
+
+    // ---- helpers ----
+
+    /** The one call of {@link GuardEngine#guard} in this class. */
+    private <T> T guard(ConsumerSettings s, MessageView m, TransactionRunner.Work<T> handler) throws Exception {
+        return engine.guard(s, m, null, handler);
+    }
+
+    private MessageKey keyOf(ConsumerSettings s, MessageView m) {
+        return engine.keys().derive(s, m, null);
+    }
+
+    private GuardEngine engine(ClaimStore claimStore, Ledger ledger) {
+        return new GuardEngine(claimStore, transactions, ledger, scheduler, listener, new KeyDeriver("oo:"));
+    }
+
+    private static MessageView message(String body) {
+        return MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A handler whose business effect is a row in the same transaction, under a key of its own. */
+    private TransactionRunner.Work<String> businessWrite(String id) {
+        return () -> {
+            em.persist(new ProcessedMessage(business(id), consumer, "0".repeat(64), Instant.now()));
+            em.flush();
+            return "ran-" + runs.incrementAndGet();
+        };
+    }
+
+    private String business(String id) {
+        return "business:" + consumer + ":" + id;
+    }
+
+    /** The committed ledger row of {@code key}, read in a transaction of its own. */
+    private static Optional<ProcessedMessage> ledgerRow(String key) {
+        return Optional.ofNullable(jta.call(() -> em.find(ProcessedMessage.class, key)));
+    }
+
+    /** The key's state in the store, probed with a claim that is given back when it acquired. */
+    private ClaimState claimState(MessageKey key) {
+        ClaimState state = store.claim(key.storeKey(), "probe", key.fingerprint(), Duration.ofSeconds(1)).state();
+        if (state == ClaimState.ACQUIRED) {
+            store.release(key.storeKey(), "probe");
+        }
+        return state;
+    }
+
+    private List<Outcome> outcomes() {
+        return listener.outcomes.stream().map(GuardEvent::outcome).toList();
+    }
+
+    /** The event expected for {@code key} (one without a reason), compared without its timing. */
+    private GuardEvent event(Outcome outcome, Layer layer, MessageKey key) {
+        return new GuardEvent(consumer, outcome, layer, key.digest(), "", 0);
+    }
+
+    /** Records what the listener is told; events are kept without their timing, for comparison. */
+    private static final class Recorder implements GuardListener {
+        final List<GuardEvent> outcomes = new CopyOnWriteArrayList<>();
+        final List<LedgerDecision> decisions = new CopyOnWriteArrayList<>();
+        final List<String> storeErrors = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onOutcome(GuardEvent e) {
+            outcomes.add(new GuardEvent(e.consumer(), e.outcome(), e.layer(), e.keyDigest(), e.reason(), 0));
+        }
+
+        @Override
+        public void onLedgerDecision(String consumer, LedgerDecision decision) {
+            decisions.add(decision);
+        }
+
+        @Override
+        public void onStoreError(String consumer, String operation) {
+            storeErrors.add(operation);
+        }
+    }
+
+    /** A ledger that answers one chosen decision to every insert, or throws. */
+    private static final class ScriptedLedger implements Ledger {
+        final AtomicInteger inserts = new AtomicInteger();
+        private final LedgerDecision answer;
+        private final RuntimeException failure;
+
+        private ScriptedLedger(LedgerDecision answer, RuntimeException failure) {
+            this.answer = answer;
+            this.failure = failure;
+        }
+
+        static ScriptedLedger answering(LedgerDecision decision) {
+            return new ScriptedLedger(decision, null);
+        }
+
+        static ScriptedLedger throwing(RuntimeException failure) {
+            return new ScriptedLedger(null, failure);
+        }
+
+        @Override
+        public LedgerDecision insert(String key, String consumer, String bodyHash) {
+            inserts.incrementAndGet();
+            if (failure != null) {
+                throw failure;
+            }
+            return answer;
+        }
+
+        @Override
+        public void checkReady() {
+        }
+
+        @Override
+        public long purge(Instant olderThan, int batchSize) {
+            return 0;
+        }
+    }
+
+    /** A claim store that cannot be reached: every call throws {@link ClaimStoreException}. */
+    private static final class DownStore implements ClaimStore {
+
+        private static ClaimStoreException down(String operation) {
+            return new ClaimStoreException("down", operation, new IOException("connection refused"));
+        }
+
+        @Override
+        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+            throw down("claim");
+        }
+
+        @Override
+        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+            throw down("complete");
+        }
+
+        @Override
+        public HolderResult release(String key, String token) {
+            throw down("release");
+        }
+
+        @Override
+        public HolderResult extend(String key, String token, Duration lease) {
+            throw down("extend");
+        }
+
+        @Override
+        public String name() {
+            return "down";
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package dev.onceonly.testing;
+
+import dev.onceonly.jpa.LedgerSchema;
+import dev.onceonly.jpa.ProcessedMessage;
+import org.hibernate.SessionFactory;
+import org.hibernate.cfg.Configuration;
+
+import javax.sql.DataSource;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.UUID;
+
+/**
+ * A database of its own for one test class, on this machine's PostgreSQL (a scratch schema of
+ * database {@code test}) or MariaDB (a scratch database), or H2 in memory; dropped by
+ * {@link #close}. With the ledger's shipped DDL applied (or not), and Hibernate bootstrapped on it
+ * outside any server, mapping {@link ProcessedMessage} and nothing else.
+ */
+public final class ScratchDatabase implements AutoCloseable {
+
+    public enum Kind { H2, POSTGRESQL, MARIADB }
+
+    private static final String POSTGRESQL_ADMIN = "jdbc:postgresql://127.0.0.1:5432/test";
+    private static final String MARIADB_ADMIN = "jdbc:mariadb://127.0.0.1:3306/test";
+
+    private final Kind kind;
+    private final String name;
+    private final String url;
+    private final String user;
+    private final SessionFactory sessionFactory;
+
+    private ScratchDatabase(Kind kind, String name, String url, String user, boolean withTable) throws SQLException {
+        this.kind = kind;
+        this.name = name;
+        this.url = url;
+        this.user = user;
+        if (withTable) {
+            LedgerSchema.apply(dataSource());
+        }
+        Configuration cfg = new Configuration()
+                .addAnnotatedClass(ProcessedMessage.class)
+                .setProperty("hibernate.connection.url", url)
+                .setProperty("hibernate.connection.username", user)
+                .setProperty("hibernate.connection.password", "")
+                .setProperty("hibernate.connection.pool_size", "20");
+        if (withTable) {
+            cfg.setProperty("hibernate.hbm2ddl.auto", "validate");
+        }
+        if (kind == Kind.POSTGRESQL) {
+            cfg.setProperty("hibernate.default_schema", name);
+        }
+        this.sessionFactory = cfg.buildSessionFactory();
+    }
+
+    /**
+     * A new scratch database of {@code kind}.
+     *
+     * @param withTable whether to apply the ledger's DDL
+     */
+    public static ScratchDatabase create(Kind kind, boolean withTable) throws SQLException {
+        String name = "onceonly_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12).toLowerCase(Locale.ROOT);
+        return switch (kind) {
+            // A lock wait longer than any test waits: a blocked insert ends when the test ends the
+            // blocking transaction (H2's default of one second would end it with a timeout first).
+            case H2 -> new ScratchDatabase(kind, name, "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=120000", "sa", withTable);
+            case POSTGRESQL -> {
+                execute(POSTGRESQL_ADMIN, "postgres", "create schema " + name);
+                // The application name tells this database's sessions from other builds' in pg_stat_activity.
+                yield new ScratchDatabase(kind, name, POSTGRESQL_ADMIN + "?currentSchema=" + name + "&ApplicationName=" + name,
+                        "postgres", withTable);
+            }
+            case MARIADB -> {
+                execute(MARIADB_ADMIN, "root", "create database " + name);
+                yield new ScratchDatabase(kind, name, "jdbc:mariadb://127.0.0.1:3306/" + name, "root", withTable);
+            }
+        };
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** Hibernate on this database; also the JPA {@code EntityManagerFactory}. */
+    public SessionFactory sessionFactory() {
+        return sessionFactory;
+    }
+
+    /** A plain JDBC connection of its own (auto-commit), outside Hibernate. */
+    public Connection connect() throws SQLException {
+        return DriverManager.getConnection(url, user, "");
+    }
+
+    /** A {@link DataSource} of plain connections to this database. */
+    public DataSource dataSource() {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (p, method, args) -> switch (method.getName()) {
+                    case "getConnection" -> connect();
+                    case "toString" -> url;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    /**
+     * How many sessions of this database wait for a lock right now, as the database reports it.
+     * H2 does not report its row-lock waits ({@code blocker_id} stays null), so there this counts
+     * the other sessions executing a statement on the ledger table at this moment; in these tests
+     * such a statement only lasts while it waits. InnoDB refreshes {@code information_schema.innodb_trx}
+     * only when it was not read for 100 ms (read more often, it never changes), so on MariaDB each
+     * call first lets 150 ms pass.
+     */
+    public int lockWaiters() throws SQLException, InterruptedException {
+        if (kind == Kind.MARIADB) {
+            Thread.sleep(150);
+        }
+        String sql = switch (kind) {
+            case H2 -> "select count(*) from information_schema.sessions where session_id <> session_id()"
+                    + " and lower(executing_statement) like '%onceonly_processed_message%' and ? is not null";
+            case POSTGRESQL -> "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and application_name = ?";
+            case MARIADB -> "select count(*) from information_schema.innodb_trx t join information_schema.processlist p"
+                    + " on p.id = t.trx_mysql_thread_id where t.trx_state = 'LOCK WAIT' and p.db = ?";
+        };
+        try (Connection c = connect(); PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                r.next();
+                return r.getInt(1);
+            }
+        }
+    }
+
+    @Override
+    public void close() throws SQLException {
+        sessionFactory.close();
+        switch (kind) {
+            case H2 -> {
+                try (Connection c = connect(); Statement s = c.createStatement()) {
+                    s.execute("shutdown");
+                }
+            }
+            case POSTGRESQL -> execute(POSTGRESQL_ADMIN, "postgres", "drop schema " + name + " cascade");
+            case MARIADB -> execute(MARIADB_ADMIN, "root", "drop database " + name);
+        }
+    }
+
+    private static void execute(String url, String user, String sql) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url, user, ""); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}
