@@ -8,6 +8,7 @@ import dev.onceonly.spi.GuardListener;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.testing.Settings;
 
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -26,7 +27,7 @@ final class GuardFixture implements AutoCloseable {
     /** Runs the engine's lease renewal sweep (every 5 s with the default 30 s lease; idle here). */
     private final ScheduledThreadPoolExecutor scheduler;
     private final GuardEngine engine;
-    private final ConsumerSettings settings = ConsumerSettings.defaults(CONSUMER, KeyStrategy.CONTENT);
+    private final ConsumerSettings settings = Settings.defaults(CONSUMER, KeyStrategy.CONTENT);
     private final byte[] body;
     private final MessageView message;
     private long sequence;

@@ -8,6 +8,7 @@ import dev.onceonly.engine.MessageKey;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.HolderResult;
+import dev.onceonly.testing.Settings;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.params.SetParams;
@@ -71,7 +72,7 @@ final class RedisMemoryPerKey {
 
     private Figure doneClaims(String what, KeyStrategy strategy) {
         KeyDeriver deriver = new KeyDeriver("oo:");
-        ConsumerSettings settings = ConsumerSettings.defaults(GuardFixture.CONSUMER, strategy);
+        ConsumerSettings settings = Settings.defaults(GuardFixture.CONSUMER, strategy);
         long before = emptyUsedMemory();
         String first = null;
         for (int i = 0; i < KEYS; i++) {

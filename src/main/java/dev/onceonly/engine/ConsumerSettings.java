@@ -43,20 +43,6 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
         }
     }
 
-    /** Settings with the built-in defaults and the given key strategy. Handy in tests. */
-    public static ConsumerSettings defaults(String consumer, KeyStrategy strategy) {
-        return new ConsumerSettings(consumer, strategy, "", "", false, DEFAULT_LEASE, DEFAULT_RETENTION,
-                StoreFailurePolicy.REJECT, false);
-    }
-
-    public ConsumerSettings withLease(Duration newLease) {
-        return new ConsumerSettings(consumer, keyStrategy, keyHeader, keyPointer, fallbackToContent, newLease, retention, storeFailure, ledger);
-    }
-
-    public ConsumerSettings withKey(KeyStrategy strategy, String header, String pointer, boolean fallback) {
-        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, storeFailure, ledger);
-    }
-
     /** One line for the startup log. */
     public String describeKey() {
         return switch (keyStrategy) {

@@ -44,7 +44,12 @@ public interface Ledger {
         DUPLICATE,
         /** A committed row with a different body hash exists. */
         CONFLICT,
-        /** The violation was seen but no committed row was found (the other transaction rolled back): try again later. */
+        /**
+         * The violation was seen but the verifier found no committed row (it was deleted in between,
+         * e.g. by the purge): no decision is safe now, try again later. A collision with an
+         * uncommitted row that then rolls back is not a RETRY: the insert waits for that
+         * transaction and then succeeds ({@link #INSERTED}).
+         */
         RETRY
     }
 }

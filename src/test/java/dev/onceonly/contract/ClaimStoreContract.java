@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
  * The {@link ClaimStore} contract, once, for every implementation. Subclasses provide the store,
@@ -52,6 +53,13 @@ public abstract class ClaimStoreContract {
     @AfterEach
     void close() {
         store.close();
+    }
+
+    /** A store that answers says so to readiness, and names itself. */
+    @Test
+    void aReachableStoreReportsNoProblem() {
+        assertEquals(java.util.Optional.empty(), store.problem());
+        assertFalse(store.name().isBlank());
     }
 
     @Test

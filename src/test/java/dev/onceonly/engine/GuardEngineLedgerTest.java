@@ -13,6 +13,8 @@ import dev.onceonly.jpa.ProcessedMessage;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
@@ -303,11 +305,11 @@ class GuardEngineLedgerTest {
 
     /** The one call of {@link GuardEngine#guard} in this class. */
     private <T> T guard(ConsumerSettings s, MessageView m, TransactionRunner.Work<T> handler) throws Exception {
-        return engine.guard(s, m, null, handler);
+        return engine.guard(s, Dispatch.of(m), null, handler);
     }
 
     private MessageKey keyOf(ConsumerSettings s, MessageView m) {
-        return engine.keys().derive(s, m, null);
+        return new KeyDeriver("oo:").derive(s, m, null);
     }
 
     private GuardEngine engine(ClaimStore claimStore, Ledger ledger) {
@@ -444,6 +446,11 @@ class GuardEngineLedgerTest {
         @Override
         public String name() {
             return "down";
+        }
+
+        @Override
+        public Optional<String> problem() {
+            return Optional.of("connection refused");
         }
 
         @Override

@@ -15,6 +15,7 @@ import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.RecordingDispatch;
+import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -46,7 +47,7 @@ class GuardEngineTest {
     private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
     private InMemoryClaimStore store = new InMemoryClaimStore(10_000, clock);
     private GuardEngine engine = engineOn(store);
-    private final ConsumerSettings settings = ConsumerSettings.defaults("orders", KeyStrategy.CONTENT);
+    private final ConsumerSettings settings = Settings.defaults("orders", KeyStrategy.CONTENT);
     private final AtomicInteger runs = new AtomicInteger();
 
     private GuardEngine engineOn(dev.onceonly.spi.ClaimStore s) {
@@ -150,7 +151,7 @@ class GuardEngineTest {
 
     @Test
     void sameBusinessKeyWithAnotherBodyIsAConflict() throws Exception {
-        ConsumerSettings byId = settings.withKey(KeyStrategy.JSON_POINTER, "", "/orderId", false);
+        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.JSON_POINTER, "", "/orderId", false);
         handle(byId, message("{\"orderId\":\"o-1\",\"qty\":1}"));
         MessageRefusedException e = assertThrows(MessageRefusedException.class,
                 () -> handle(byId, message("{\"orderId\":\"o-1\",\"qty\":5}")));
@@ -161,7 +162,7 @@ class GuardEngineTest {
 
     @Test
     void messageWithoutAKeyIsRejectedWithoutTouchingTheStore() {
-        ConsumerSettings byId = settings.withKey(KeyStrategy.MESSAGE_ID, "", "", false);
+        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, "", "", false);
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(byId, message("m")));
         assertEquals(Outcome.REJECTED, e.outcome());
         assertTrue(e.reason().contains("message-id"), e.reason());
@@ -210,7 +211,7 @@ class GuardEngineTest {
     void watchdogRenewsTheLeaseWhileTheHandlerRuns() throws Exception {
         store = new InMemoryClaimStore(1000, Clock.systemUTC());
         engine = engineOn(store);
-        ConsumerSettings shortLease = settings.withLease(Duration.ofMillis(300));
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(300));
         CountDownLatch started = new CountDownLatch(1);
         CompletableFuture<Object> slow = CompletableFuture.supplyAsync(() -> {
             try {
@@ -241,8 +242,8 @@ class GuardEngineTest {
     void renewalSweepSpeedsUpForAShorterLease() throws Exception {
         store = new InMemoryClaimStore(1000, Clock.systemUTC());
         engine = engineOn(store);
-        ConsumerSettings longLease = settings.withLease(Duration.ofMillis(1200));
-        ConsumerSettings shortLease = settings.withLease(Duration.ofMillis(150));
+        ConsumerSettings longLease = Settings.withLease(settings, Duration.ofMillis(1200));
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(150));
         CountDownLatch longStarted = new CountDownLatch(1);
         CompletableFuture<Object> slowLong = slowHandler(longLease, "long", longStarted);
         assertTrue(longStarted.await(5, TimeUnit.SECONDS));

@@ -2,6 +2,7 @@ package dev.onceonly.engine;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -15,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KeyDeriverTest {
 
     private final KeyDeriver keys = new KeyDeriver("oo:");
-    private final ConsumerSettings content = ConsumerSettings.defaults("orders", KeyStrategy.CONTENT);
+    private final ConsumerSettings content = Settings.defaults("orders", KeyStrategy.CONTENT);
 
     private static MessageView msg(String exchange, String routingKey, String body) {
         return MessageView.of(exchange, routingKey, null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
@@ -26,14 +27,14 @@ class KeyDeriverTest {
     }
 
     private ConsumerSettings settings(KeyStrategy strategy, String header, String pointer, boolean fallback) {
-        return content.withKey(strategy, header, pointer, fallback);
+        return Settings.withKey(content, strategy, header, pointer, fallback);
     }
 
     @Test
     void contentKeyIsStableAndScopedByConsumer() {
         MessageKey a = keys.derive(content, msg("orders", "order.placed", "{}"), null);
         MessageKey b = keys.derive(content, msg("orders", "order.placed", "{}"), null);
-        MessageKey other = keys.derive(ConsumerSettings.defaults("billing", KeyStrategy.CONTENT), msg("orders", "order.placed", "{}"), null);
+        MessageKey other = keys.derive(Settings.defaults("billing", KeyStrategy.CONTENT), msg("orders", "order.placed", "{}"), null);
         assertEquals(a.storeKey(), b.storeKey());
         assertTrue(a.storeKey().startsWith("oo:orders:"), a.storeKey());
         assertEquals("oo:orders:".length() + 22, a.storeKey().length(), "fixed-size digest");

@@ -6,6 +6,7 @@ import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.engine.MessageKey;
 import dev.onceonly.testing.TestRedis;
+import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -153,8 +154,8 @@ abstract class LedgerContract {
     record Payment(String id, String body, MessageKey key) {
 
         static final KeyDeriver KEYS = new KeyDeriver("oo:");
-        static final ConsumerSettings PAYMENTS = ConsumerSettings.defaults("payments", KeyStrategy.JSON_POINTER)
-                .withKey(KeyStrategy.JSON_POINTER, "", "/paymentId", false);
+        static final ConsumerSettings PAYMENTS = Settings.withKey(
+                Settings.defaults("payments", KeyStrategy.JSON_POINTER), KeyStrategy.JSON_POINTER, "", "/paymentId", false);
 
         static Payment of(long amount) {
             String id = "p-" + UUID.randomUUID();
