@@ -73,10 +73,12 @@ final class ChannelConfig {
         Duration retryDelay = config.duration("retry-delay", Duration.ofSeconds(1));
         Duration drainTimeout = config.duration("drain-timeout", Duration.ofSeconds(10));
         Duration confirmTimeout = config.duration("confirm-timeout", Duration.ofSeconds(10));
+        // The broker's limit counts only returns the connector did not make; it must not cut retries short.
+        int deliveryLimit = config.intValue("queue.delivery-limit", Math.max(20, maxAttempts), maxAttempts, 1_000_000);
         PayloadType payload = PayloadType.valueOf(config.choice("payload-type", "string", "string", "bytes").toUpperCase(Locale.ROOT));
         return new IncomingSettings(channel, connection(), queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
-                confirmTimeout, config.bool("declare", true), payload);
+                confirmTimeout, config.bool("declare", true), payload, deliveryLimit);
     }
 
     OutgoingSettings outgoing() {

@@ -2,6 +2,7 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
@@ -36,10 +37,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>ack: {@code basicAck}.</li>
  *   <li>nack: {@link Disposition#of} from the guard's decision. BUSY and RETRY are held for the retry
- *       delay, then requeued. FAILED below max attempts is held, then delivered again as the next
- *       attempt: on quorum queues by a requeue (the broker counts it in {@code x-delivery-count}),
- *       on classic queues by a counted copy ({@link Redelivery#retry}). FAILED at max attempts,
- *       CONFLICT and REJECTED are dead-lettered ({@link Redelivery#deadLetter}).</li>
+ *       delay, then requeued (on quorum queues, where a requeue counts, as an uncounted copy).
+ *       FAILED below max attempts is held, then delivered again as a counted copy
+ *       ({@link Redelivery#retry}). FAILED at max attempts, CONFLICT and REJECTED are
+ *       dead-lettered ({@link Redelivery#deadLetter}).</li>
  *   <li>Held deliveries keep their prefetch slot: a burst of retries slows the consumer down instead
  *       of spinning through the queue.</li>
  * </ul>
@@ -186,14 +187,15 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         }
         Disposition disposition = Disposition.of(d.guardDecision(), reason, d.metadata.attempt(), settings.maxAttempts());
         switch (disposition.action()) {
-            case REQUEUE_LATER -> settlement.holdThenRequeue(d);
-            case RETRY_LATER -> {
-                if (settings.queueType().brokerCountsDeliveries()) {
-                    settlement.holdThenRequeue(d);
+            case REQUEUE_LATER -> {
+                if (settings.queueType().requeueCounts()) {
+                    // A requeue would spend an attempt (and on RabbitMQ 4 count towards the delivery limit).
+                    settlement.hold(d, () -> redelivery.retry(d, false));
                 } else {
-                    settlement.hold(d, () -> redelivery.retry(d));
+                    settlement.holdThenRequeue(d);
                 }
             }
+            case RETRY_LATER -> settlement.hold(d, () -> redelivery.retry(d, true));
             case DEAD_LETTER -> redelivery.deadLetter(d, disposition);
         }
         return DONE;
@@ -219,7 +221,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         // "concurrency" attribute, which makes copies of the channel (and so of this object).
         Channel ch = consumeConnection.createChannel();
         if (settings.declare()) {
-            declareTopology(ch);
+            ch = declareTopology(ch);
         }
         ch.basicQos(settings.prefetch());
         consumer = new QueueConsumer(ch, settings, this::received);
@@ -228,9 +230,9 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 Durations.format(settings.retryDelay()), settings.deadLetterExchange());
     }
 
-    private void declareTopology(Channel ch) throws IOException {
-        Map<String, Object> queueArgs = settings.queueType() == QueueType.QUORUM ? Map.of("x-queue-type", "quorum") : null;
-        ch.queueDeclare(settings.queue(), true, false, false, queueArgs);
+    /** @return the channel to consume on (a new one when the queue declaration was refused and closed the first) */
+    private Channel declareTopology(Channel ch) throws IOException {
+        ch = declareQueue(ch);
         if (!settings.exchange().isEmpty()) {
             ch.exchangeDeclare(settings.exchange(), settings.exchangeType(), true);
             for (String key : settings.routingKeys()) {
@@ -240,6 +242,36 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         ch.exchangeDeclare(settings.deadLetterExchange(), settings.deadLetterExchangeType(), true);
         ch.queueDeclare(settings.deadLetterQueue(), true, false, false, null);
         ch.queueBind(settings.deadLetterQueue(), settings.deadLetterExchange(), settings.deadLetterRoutingKey());
+        return ch;
+    }
+
+    /**
+     * Declares the queue. A quorum queue gets an explicit delivery limit and dead-letter target, so
+     * that the broker's own limit (which counts only returns the connector did not make: crashed
+     * consumers, dropped connections) lands in the dead-letter queue instead of dropping the
+     * message (RabbitMQ 4.0 drops at 20 by default). A queue that already exists with other
+     * arguments is used as it is, with a warning: redeclaring it would need deleting it.
+     */
+    private Channel declareQueue(Channel ch) throws IOException {
+        if (settings.queueType() != QueueType.QUORUM) {
+            ch.queueDeclare(settings.queue(), true, false, false, null);
+            return ch;
+        }
+        Map<String, Object> args = Map.of("x-queue-type", "quorum", "x-delivery-limit", settings.deliveryLimit(),
+                "x-dead-letter-exchange", settings.deadLetterExchange(),
+                "x-dead-letter-routing-key", settings.deadLetterRoutingKey());
+        try {
+            ch.queueDeclare(settings.queue(), true, false, false, args);
+            return ch;
+        } catch (IOException e) {
+            if (!(e.getCause() instanceof ShutdownSignalException sig) || !sig.getMessage().contains("PRECONDITION_FAILED")) {
+                throw e;
+            }
+            LogId.ONCE0511W.log(name(), settings.queue(), settings.deliveryLimit(), settings.deadLetterExchange());
+            Channel again = consumeConnection.createChannel();
+            again.queueDeclarePassive(settings.queue());
+            return again;
+        }
     }
 
     /**

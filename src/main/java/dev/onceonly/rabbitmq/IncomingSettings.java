@@ -17,10 +17,11 @@ import java.util.List;
  * @param drainTimeout       how long shutdown waits for deliveries being processed
  * @param confirmTimeout     how long a dead-letter or retry publish waits for the broker's confirm
  * @param declare            whether the connector declares exchanges, queues and bindings
+ * @param deliveryLimit      quorum queues: the broker's {@code x-delivery-limit}, at least {@code maxAttempts}
  */
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
                         String exchange, String exchangeType, List<String> routingKeys, int prefetch,
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
                         String deadLetterRoutingKey, int maxAttempts, Duration retryDelay, Duration drainTimeout,
-                        Duration confirmTimeout, boolean declare, PayloadType payloadType) {
+                        Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit) {
 }

@@ -1,14 +1,18 @@
 package dev.onceonly.rabbitmq;
 
-/** The RabbitMQ queue type of an incoming channel; it decides who counts delivery attempts. */
+/** The RabbitMQ queue type of an incoming channel. */
 enum QueueType {
-    /** No broker-side delivery count: the connector carries the count in the message itself. */
+    /** A plain requeue counts nothing. */
     CLASSIC,
-    /** The broker counts returned deliveries in the {@code x-delivery-count} header. */
+    /**
+     * The broker counts every return of a delivery in {@code x-delivery-count} (a requeue too) and,
+     * from RabbitMQ 4.0 on, drops or dead-letters a message past its delivery limit: a requeue is
+     * an attempt here, so BUSY and RETRY come back as copies instead.
+     */
     QUORUM;
 
-    /** Whether a plain requeue is counted by the broker (so a retry need not republish). */
-    boolean brokerCountsDeliveries() {
+    /** Whether a plain requeue raises the broker's delivery count. */
+    boolean requeueCounts() {
         return this == QUORUM;
     }
 }

@@ -14,8 +14,9 @@ import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
- * The deliveries that go back through a publish: retry copies (classic queues count no
- * deliveries, so the copy carries the attempt number) and dead letters (with reason headers). Each
+ * The deliveries that go back through a publish: copies for the next attempt, or for a later try
+ * that is not an attempt (BUSY, RETRY on a queue where a requeue counts), each carrying the attempts
+ * made so far; and dead letters (with reason headers). Each
  * is published with confirms and mandatory routing and the original acked only once the broker
  * confirmed the copy; a publish that fails leaves the original requeued, so nothing is lost.
  */
@@ -32,13 +33,20 @@ final class Redelivery {
         this.publisher = publisher;
     }
 
-    /** Classic queues: delivers the message again as a copy that carries the attempt count. */
-    void retry(Delivery d) {
+    /**
+     * Delivers the message again as a copy that carries the attempts made so far: this one counted
+     * ({@code countThisAttempt}, a failure) or not (BUSY, RETRY). The count then travels in the
+     * message, whatever the queue type and whichever instance gets it next; the broker's own
+     * {@code x-delivery-count} starts again at zero on the copy and counts only returns the
+     * connector did not make (a consumer that died, a dropped connection).
+     */
+    void retry(Delivery d, boolean countThisAttempt) {
         IncomingRabbitMetadata m = d.metadata;
         Map<String, Object> headers = copyHeaders(m);
-        headers.put(RabbitHeaders.RETRY_ATTEMPTS, m.attempt());
+        headers.put(RabbitHeaders.RETRY_ATTEMPTS, countThisAttempt ? m.attempt() : m.attempt() - 1);
         headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, m.exchange());
         headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
+        headers.remove(RabbitHeaders.DELIVERY_COUNT); // the broker's count, now carried in RETRY_ATTEMPTS
         publishThenAck(d, "retry", "", settings.queue(), headers, () -> { });
     }
 

@@ -52,8 +52,10 @@ class InboundChannelTest {
         rabbit = new TestRabbit();
         // The stale-delivery test needs time to drop the connection while a retry is held.
         String retryDelay = test.getTestMethod().orElseThrow().getName().contains("Stale") ? "3s" : "100ms";
+        // The quorum tests run on a quorum queue.
+        String queueType = test.getTestMethod().orElseThrow().getName().contains("Quorum") ? "quorum" : "classic";
         Map<String, String> props = Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
-                "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s");
+                "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s", "queue.type", queueType);
         channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover);
@@ -203,6 +205,34 @@ class InboundChannelTest {
         assertNull(probe.received.poll(5, TimeUnit.SECONDS), "a retry copy of the stale delivery was published");
         again.ack();
         await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+    }
+
+    /**
+     * On a quorum queue a requeue raises x-delivery-count. BUSY must not spend the attempt budget:
+     * before, five BUSY refusals made the next real failure dead-letter at once (attempt 6 of 2),
+     * and RabbitMQ 4 would drop a message that stayed BUSY for 20 returns.
+     */
+    @Test
+    void busyOnAQuorumQueueIsNotAnAttempt() throws Exception {
+        assertTrue(TestRabbit.queueArguments(queue).contains("\"x-delivery-limit\""), TestRabbit.queueArguments(queue));
+        assertTrue(TestRabbit.queueArguments(queue).contains("\"x-dead-letter-exchange\""), TestRabbit.queueArguments(queue));
+        probe.request(100);
+        rabbit.publish("", queue, "contended");
+        for (int i = 0; i < 5; i++) {
+            Message<?> m = probe.next();
+            assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(), "BUSY #" + i + " counted");
+            refuse(m, Outcome.BUSY);
+        }
+        Message<?> first = probe.next();
+        assertEquals(1, first.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        first.nack(new IllegalStateException("boom")); // a real failure: attempt 1 of 2
+        Message<?> second = probe.next();
+        IncomingRabbitMetadata m2 = second.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(2, m2.attempt());
+        assertEquals("", m2.exchange(), "published to the default exchange originally");
+        second.nack(new IllegalStateException("boom"));
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        assertEquals(2, ((Number) rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.ATTEMPTS)).intValue());
     }
 
     private int consumers(String q) {

@@ -83,6 +83,16 @@ public final class TestRabbit implements AutoCloseable {
         throw new IllegalStateException("no queue " + queue);
     }
 
+    /** The arguments the queue was declared with, as {@code rabbitmqctl} prints them (JSON). */
+    public static String queueArguments(String queue) throws Exception {
+        for (String line : rabbitmqctl("-q", "list_queues", "name", "arguments", "--formatter", "json").split("\n")) {
+            if (line.contains("\"name\":\"" + queue + "\"")) {
+                return line;
+            }
+        }
+        throw new IllegalStateException("no queue " + queue);
+    }
+
     /** The broker's process id of the connection the client named {@code name}, or {@code null}. */
     public static String connectionPid(String name) throws Exception {
         for (String line : rabbitmqctl("-q", "list_connections", "pid", "client_properties").split("\n")) {
