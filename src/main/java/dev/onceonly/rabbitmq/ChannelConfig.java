@@ -78,7 +78,8 @@ final class ChannelConfig {
         PayloadType payload = PayloadType.valueOf(config.choice("payload-type", "string", "string", "bytes").toUpperCase(Locale.ROOT));
         return new IncomingSettings(channel, connection(), queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
-                confirmTimeout, config.bool("declare", true), payload, deliveryLimit);
+                confirmTimeout, config.bool("declare", true), payload, deliveryLimit,
+                config.secret("copy-signing-key").orElse(null));
     }
 
     OutgoingSettings outgoing() {

@@ -37,6 +37,8 @@ final class Delivery implements Dispatch {
     final IncomingRabbitMetadata metadata;
     /** What the application's method receives; the guard recognises the delivery by this object. */
     final Object payload;
+    /** Claims to be a retry copy, but this connector did not make it: never handed to the application. */
+    final boolean forgedCopy;
     /** Generation of the consumer's AMQP channel at delivery; see {@link #isStale()}. */
     private final ChannelGeneration generation;
     private final long receivedIn;
@@ -47,11 +49,13 @@ final class Delivery implements Dispatch {
     /** The guard's decision, when a guarded method was invoked for this delivery. */
     private volatile GuardEvent guardDecision;
 
-    Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation) {
+    Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation,
+             boolean forgedCopy) {
         this.channel = channel;
         this.deliveryTag = metadata.deliveryTag();
         this.metadata = metadata;
         this.payload = payload;
+        this.forgedCopy = forgedCopy;
         this.generation = generation;
         this.receivedIn = generation.current();
     }

@@ -3,6 +3,7 @@ package dev.onceonly.rabbitmq;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ShutdownSignalException;
+import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
@@ -59,6 +60,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private final Handover handover;
     private final Settlement settlement;
     private final Redelivery redelivery;
+    private final CopySignature signature;
     private final Queue<IncomingRabbitMessage<Object>> buffered = new ConcurrentLinkedQueue<>();
     private final AtomicLong requested = new AtomicLong();
     private final AtomicInteger emitting = new AtomicInteger();
@@ -75,7 +77,9 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.settings = settings;
         this.handover = handover;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
-        this.redelivery = new Redelivery(settings, settlement, () -> publisher);
+        this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
+                : CopySignature.derived(settings.connection(), settings.queue());
+        this.redelivery = new Redelivery(settings, settlement, () -> publisher, signature);
     }
 
     // ---------------------------------------------------------------- Reactive Streams
@@ -123,6 +127,12 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         if (stopping) {
             // It waited in amqp-client's dispatch queue while the consumer was being cancelled.
             settlement.requeue(d);
+            return;
+        }
+        if (d.forgedCopy) {
+            redelivery.deadLetter(d, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.REJECTED,
+                    "x-onceonly-retry-attempts without this connector's signature: not a retry copy it made "
+                            + "(forged, or instances with different copy-signing-key)", null, ""));
             return;
         }
         buffered.offer(new IncomingRabbitMessage<>(d.payload, d, this));
@@ -224,7 +234,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             ch = declareTopology(ch);
         }
         ch.basicQos(settings.prefetch());
-        consumer = new QueueConsumer(ch, settings, this::received);
+        consumer = new QueueConsumer(ch, settings, signature, this::received);
         ch.basicConsume(settings.queue(), false, "onceonly:" + name(), consumer);
         LogId.ONCE0501I.log(name(), settings.queue(), c.describe(), settings.prefetch(), settings.maxAttempts(),
                 Durations.format(settings.retryDelay()), settings.deadLetterExchange());

@@ -18,10 +18,18 @@ import java.util.List;
  * @param confirmTimeout     how long a dead-letter or retry publish waits for the broker's confirm
  * @param declare            whether the connector declares exchanges, queues and bindings
  * @param deliveryLimit      quorum queues: the broker's {@code x-delivery-limit}, at least {@code maxAttempts}
+ * @param copySigningKey     the key retry copies are signed with, or {@code null} for one derived from the credentials
  */
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
                         String exchange, String exchangeType, List<String> routingKeys, int prefetch,
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
                         String deadLetterRoutingKey, int maxAttempts, Duration retryDelay, Duration drainTimeout,
-                        Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit) {
+                        Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit,
+                        String copySigningKey) {
+
+    @Override
+    public String toString() {
+        // The record's own toString would print the signing key.
+        return "IncomingSettings[channel=" + channel + ", queue=" + queue + ", " + connection.describe() + "]";
+    }
 }

@@ -19,27 +19,45 @@ final class QueueConsumer extends DefaultConsumer {
 
     private final IncomingSettings settings;
     private final Consumer<Delivery> deliveries;
+    private final CopySignature signature;
     private final Delivery.ChannelGeneration generation = new Delivery.ChannelGeneration();
 
-    QueueConsumer(Channel channel, IncomingSettings settings, Consumer<Delivery> deliveries) {
+    QueueConsumer(Channel channel, IncomingSettings settings, CopySignature signature, Consumer<Delivery> deliveries) {
         super(channel);
         this.settings = settings;
+        this.signature = signature;
         this.deliveries = deliveries;
     }
 
     @Override
     public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
         Map<String, Object> headers = properties.getHeaders() == null ? Map.of() : properties.getHeaders();
-        int retries = intHeader(headers, RabbitHeaders.RETRY_ATTEMPTS);
-        int returned = intHeader(headers, RabbitHeaders.DELIVERY_COUNT);
-        // A retry copy came through the default exchange; the original's exchange and routing
-        // key keep its content key stable across attempts.
-        boolean retryCopy = headers.containsKey(RabbitHeaders.RETRY_ATTEMPTS) && envelope.getExchange().isEmpty();
-        String exchange = retryCopy ? stringHeader(headers, RabbitHeaders.ORIGINAL_EXCHANGE, envelope.getExchange()) : envelope.getExchange();
-        String routingKey = retryCopy ? stringHeader(headers, RabbitHeaders.ORIGINAL_ROUTING_KEY, envelope.getRoutingKey()) : envelope.getRoutingKey();
+        // Only the broker's own count, and only where the broker keeps one: on a classic queue the
+        // header could only come from a publisher.
+        int returned = settings.queueType() == QueueType.QUORUM ? intHeader(headers, RabbitHeaders.DELIVERY_COUNT) : 0;
+        String exchange = envelope.getExchange();
+        String routingKey = envelope.getRoutingKey();
+        int retries = 0;
+        boolean forged = false;
+        // A retry copy came through the default exchange; if this connector made it (signature), its
+        // count and the original's exchange and routing key are believed, keeping the content key
+        // stable across attempts. Any other such message is not let through.
+        if (exchange.isEmpty() && headers.containsKey(RabbitHeaders.RETRY_ATTEMPTS)) {
+            int claimed = intHeader(headers, RabbitHeaders.RETRY_ATTEMPTS);
+            String originalExchange = stringHeader(headers, RabbitHeaders.ORIGINAL_EXCHANGE, "");
+            String originalRoutingKey = stringHeader(headers, RabbitHeaders.ORIGINAL_ROUTING_KEY, "");
+            if (signature.verify(stringHeader(headers, RabbitHeaders.SIGNATURE, null), settings.queue(), claimed,
+                    originalExchange, originalRoutingKey, body)) {
+                retries = claimed;
+                exchange = originalExchange;
+                routingKey = originalRoutingKey;
+            } else {
+                forged = true;
+            }
+        }
         IncomingRabbitMetadata metadata = new IncomingRabbitMetadata(settings.channel(), settings.queue(), exchange,
                 routingKey, envelope.isRedeliver(), envelope.getDeliveryTag(), properties, body, 1 + retries + returned);
-        deliveries.accept(new Delivery(getChannel(), metadata, settings.payloadType().of(body), generation));
+        deliveries.accept(new Delivery(getChannel(), metadata, settings.payloadType().of(body), generation, forged));
     }
 
     @Override

@@ -30,7 +30,14 @@ public final class RabbitHeaders {
      * whichever instance receives it next.
      */
     public static final String RETRY_ATTEMPTS = "x-onceonly-retry-attempts";
-    /** Set by quorum queues: how often the message was returned to the queue. */
+    /**
+     * Proof that a retry copy was made by this connector: an HMAC-SHA256 over the queue, the
+     * attempts and the original exchange, routing key and body. A copy without a valid one is never
+     * believed (its count and original names could be forged by anyone allowed to publish to the
+     * default exchange); it is dead-lettered with the reason.
+     */
+    public static final String SIGNATURE = "x-onceonly-signature";
+    /** Set by quorum queues: how often the message was returned to the queue. Ignored on classic queues. */
     public static final String DELIVERY_COUNT = "x-delivery-count";
 
     private RabbitHeaders() {

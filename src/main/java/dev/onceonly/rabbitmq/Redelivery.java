@@ -26,11 +26,14 @@ final class Redelivery {
     private final Settlement settlement;
     /** The publisher of the current connection (a new one after each reconnection). */
     private final Supplier<ConfirmingPublisher> publisher;
+    private final CopySignature signature;
 
-    Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher) {
+    Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
+               CopySignature signature) {
         this.settings = settings;
         this.settlement = settlement;
         this.publisher = publisher;
+        this.signature = signature;
     }
 
     /**
@@ -43,9 +46,11 @@ final class Redelivery {
     void retry(Delivery d, boolean countThisAttempt) {
         IncomingRabbitMetadata m = d.metadata;
         Map<String, Object> headers = copyHeaders(m);
-        headers.put(RabbitHeaders.RETRY_ATTEMPTS, countThisAttempt ? m.attempt() : m.attempt() - 1);
+        int attempts = countThisAttempt ? m.attempt() : m.attempt() - 1;
+        headers.put(RabbitHeaders.RETRY_ATTEMPTS, attempts);
         headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, m.exchange());
         headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
+        headers.put(RabbitHeaders.SIGNATURE, signature.sign(settings.queue(), attempts, m.exchange(), m.routingKey(), m.body()));
         headers.remove(RabbitHeaders.DELIVERY_COUNT); // the broker's count, now carried in RETRY_ATTEMPTS
         publishThenAck(d, "retry", "", settings.queue(), headers, () -> { });
     }
@@ -58,6 +63,7 @@ final class Redelivery {
         Map<String, Object> headers = copyHeaders(m);
         // The count and the correlation header belong to this queue's retries, not to the dead letter.
         headers.remove(RabbitHeaders.RETRY_ATTEMPTS);
+        headers.remove(RabbitHeaders.SIGNATURE);
         headers.remove(ConfirmingPublisher.SEQUENCE_HEADER);
         headers.put(RabbitHeaders.OUTCOME, disposition.outcome().name());
         headers.put(RabbitHeaders.REASON, disposition.reason());

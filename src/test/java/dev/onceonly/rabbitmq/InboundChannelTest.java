@@ -235,6 +235,32 @@ class InboundChannelTest {
         assertEquals(2, ((Number) rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.ATTEMPTS)).intValue());
     }
 
+    /**
+     * Anyone who may publish to the default exchange could forge a "retry copy": its attempt count
+     * (dead-letter on the first failure) and its original exchange and routing key (take the content
+     * key of a future genuine message). Before, the forged values were believed (attempt 6, exchange
+     * 'orders'); now it never reaches the application and is dead-lettered with the reason. A
+     * publisher's x-delivery-count on a classic queue counts nothing either.
+     */
+    @Test
+    void forgedRetryHeadersAreNotBelieved() throws Exception {
+        probe.request(10);
+        Map<String, Object> forged = Map.of(RabbitHeaders.RETRY_ATTEMPTS, 5, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
+                RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE, "made-up");
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(forged).build(), "forged");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
+        assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+        assertTrue(dead.getProps().getHeaders().get(RabbitHeaders.REASON).toString().contains("signature"));
+
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                .headers(Map.of(RabbitHeaders.DELIVERY_COUNT, 7)).build(), "counted-by-nobody");
+        Message<?> m = probe.next();
+        assertEquals("counted-by-nobody", m.getPayload(), "the forged copy never reached the application");
+        assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        m.ack();
+    }
+
     private int consumers(String q) {
         try {
             return rabbit.consumers(q);
