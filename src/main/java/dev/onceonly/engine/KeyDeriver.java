@@ -3,6 +3,7 @@ package dev.onceonly.engine;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.support.JsonPointers;
+import dev.onceonly.support.Utf8;
 
 import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
@@ -33,6 +34,11 @@ public final class KeyDeriver {
     private static final int FINGERPRINT_BYTES = 9;
 
     private static final byte[] CONTENT_TAG = {'c', ':'};
+    /**
+     * Marks a header value that is not valid UTF-8 (base64 of its bytes follows). It starts with
+     * U+FFFD, which valid text decoded from a header never starts a key with by accident.
+     */
+    static final String INVALID_UTF8_TAG = "\uFFFDbytes:";
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
@@ -118,14 +124,24 @@ public final class KeyDeriver {
         };
     }
 
-    private static String headerText(Object value) {
+    /**
+     * A header value as key text, byte-exact and independent of the platform: text as it is; bytes
+     * as their UTF-8 text when they are valid UTF-8, else tagged base64 (decoding with replacement
+     * made different bytes one key); a {@link java.util.Date} as an ISO-8601 UTC instant
+     * ({@code Date.toString()} depends on the time zone); numbers and booleans as written.
+     */
+    static String headerText(Object value) {
         if (value == null) {
             return null;
         }
         if (value instanceof byte[] bytes) {
-            return new String(bytes, StandardCharsets.UTF_8);
+            String text = Utf8.strict(bytes);
+            return text != null ? text : INVALID_UTF8_TAG + Base64.getEncoder().encodeToString(bytes);
         }
-        return value.toString(); // amqp-client's LongString.toString() is its UTF-8 text
+        if (value instanceof java.util.Date date) {
+            return date.toInstant().toString();
+        }
+        return value.toString();
     }
 
     private String pointerValue(ConsumerSettings s, byte[] body) {

@@ -3,6 +3,7 @@ package dev.onceonly.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.LongString;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.support.Utf8;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -88,8 +89,9 @@ public final class IncomingRabbitMetadata implements MessageView {
     }
 
     /**
-     * Application headers, read-only. AMQP long strings are given as {@link String}; other values
-     * as amqp-client decodes them (Integer, Long, Boolean, Date, List, Map, byte[]...).
+     * Application headers, read-only. AMQP long strings are given as {@link String} when they are
+     * valid UTF-8, else as their exact {@code byte[]}; other values as amqp-client decodes them
+     * (Integer, Long, Boolean, Date, List, Map, byte[]...).
      */
     @Override
     public Map<String, Object> headers() {
@@ -133,13 +135,20 @@ public final class IncomingRabbitMetadata implements MessageView {
                 + ", attempt=" + attempt + "]";
     }
 
+    private static Object text(LongString s) {
+        String text = Utf8.strict(s.getBytes());
+        return text != null ? text : s.getBytes();
+    }
+
     private static Map<String, Object> readableHeaders(Map<String, Object> raw) {
         if (raw == null || raw.isEmpty()) {
             return Map.of();
         }
         Map<String, Object> copy = new LinkedHashMap<>();
         // LinkedHashMap rather than Map.copyOf: AMQP header values may be null (void field values).
-        raw.forEach((k, v) -> copy.put(k, v instanceof LongString s ? s.toString() : v));
+        // A long string becomes text when it is valid UTF-8, else stays bytes: its toString() would
+        // decode with replacement, and different bytes would read (and key) the same.
+        raw.forEach((k, v) -> copy.put(k, v instanceof LongString s ? text(s) : v));
         return Collections.unmodifiableMap(copy);
     }
 }

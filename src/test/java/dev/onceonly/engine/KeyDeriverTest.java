@@ -30,6 +30,33 @@ class KeyDeriverTest {
         return Settings.withKey(content, strategy, header, pointer, fallback);
     }
 
+    /**
+     * Header keys are byte-exact and zone-free: two different invalid-UTF-8 values were one key
+     * (both decoded to U+FFFD), and a Date's key changed with the JVM's time zone.
+     */
+    @Test
+    void headerKeysAreByteExactAndIndependentOfTheTimeZone() {
+        ConsumerSettings byHeader = settings(KeyStrategy.HEADER, "k", "", false);
+        MessageKey a = keys.derive(byHeader, msg(null, Map.of("k", new byte[] {(byte) 0xff, 1}), "{}"), null);
+        MessageKey b = keys.derive(byHeader, msg(null, Map.of("k", new byte[] {(byte) 0xfe, 1}), "{}"), null);
+        assertNotEquals(a.storeKey(), b.storeKey(), "different bytes, different keys");
+        MessageKey text = keys.derive(byHeader, msg(null, Map.of("k", "order-1".getBytes(java.nio.charset.StandardCharsets.UTF_8)), "{}"), null);
+        assertEquals(keys.derive(byHeader, msg(null, Map.of("k", "order-1"), "{}"), null).storeKey(), text.storeKey(),
+                "valid UTF-8 bytes key like the same text");
+
+        java.util.Date when = new java.util.Date(1_700_000_000_000L);
+        java.util.TimeZone before = java.util.TimeZone.getDefault();
+        try {
+            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("UTC"));
+            MessageKey utc = keys.derive(byHeader, msg(null, Map.of("k", when), "{}"), null);
+            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("Asia/Tokyo"));
+            MessageKey tokyo = keys.derive(byHeader, msg(null, Map.of("k", when), "{}"), null);
+            assertEquals(utc.storeKey(), tokyo.storeKey());
+        } finally {
+            java.util.TimeZone.setDefault(before);
+        }
+    }
+
     @Test
     void contentKeyIsStableAndScopedByConsumer() {
         MessageKey a = keys.derive(content, msg("orders", "order.placed", "{}"), null);

@@ -27,6 +27,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import static dev.onceonly.testing.Eventually.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -258,6 +259,21 @@ class InboundChannelTest {
         Message<?> m = probe.next();
         assertEquals("counted-by-nobody", m.getPayload(), "the forged copy never reached the application");
         assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        m.ack();
+    }
+
+    /** A long-string header that is not valid UTF-8 keeps its exact bytes (its toString() replaced them). */
+    @Test
+    void longStringHeadersThatAreNotUtf8KeepTheirBytes() throws Exception {
+        probe.request(10);
+        byte[] invalid = {(byte) 0xff, (byte) 0xfe, 'k'};
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
+                "bin", com.rabbitmq.client.impl.LongStringHelper.asLongString(invalid),
+                "text", com.rabbitmq.client.impl.LongStringHelper.asLongString("order-1"))).build(), "h");
+        Message<?> m = probe.next();
+        Map<String, Object> headers = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().headers();
+        assertArrayEquals(invalid, (byte[]) headers.get("bin"));
+        assertEquals("order-1", headers.get("text"));
         m.ack();
     }
 
