@@ -100,6 +100,10 @@ final class ConfirmingPublisher {
         return entry.confirmed;
     }
 
+    boolean isOpen() {
+        return channel.isOpen();
+    }
+
     void close() {
         try {
             if (channel.isOpen()) {

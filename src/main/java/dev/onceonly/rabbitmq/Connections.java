@@ -1,5 +1,6 @@
 package dev.onceonly.rabbitmq;
 
+import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Recoverable;
@@ -80,6 +81,15 @@ final class Connections {
     static void closeQuietly(Connection c) {
         if (c != null) {
             c.abort(CLOSE_TIMEOUT_MS);
+        }
+    }
+
+    /** Closes a channel without waiting for the broker; a closed one is left as it is. */
+    static void closeQuietly(Channel ch) {
+        try {
+            ch.abort();
+        } catch (IOException | RuntimeException e) {
+            // already closed
         }
     }
 }

@@ -2,7 +2,6 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.support.Durations;
@@ -13,11 +12,12 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.io.IOException;
-import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,7 +79,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
                 : CopySignature.derived(settings.connection(), settings.queue());
-        this.redelivery = new Redelivery(settings, settlement, () -> publisher, signature);
+        this.redelivery = new Redelivery(settings, settlement, this::publisher, signature);
     }
 
     // ---------------------------------------------------------------- Reactive Streams
@@ -213,11 +213,13 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     // ---------------------------------------------------------------- lifecycle
 
+    /** Ready: both connections open and the consumer registered with the broker. */
     @Override
     boolean connected() {
         Connection consume = consumeConnection;
         Connection publish = publishConnection;
-        return consume != null && consume.isOpen() && publish != null && publish.isOpen();
+        QueueConsumer c = consumer;
+        return consume != null && consume.isOpen() && publish != null && publish.isOpen() && c != null && c.isConsuming();
     }
 
     @Override
@@ -227,61 +229,95 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         publishConnection = Connections.open(c, "onceonly:" + name() + ":publish", resources);
         publisher = new ConfirmingPublisher(publishConnection, resources.executor(), resources.scheduler(),
                 settings.confirmTimeout());
-        // One AMQP channel, hence one delivery at a time: parallelism comes from Reactive Messaging's
-        // "concurrency" attribute, which makes copies of the channel (and so of this object).
-        Channel ch = consumeConnection.createChannel();
-        if (settings.declare()) {
-            ch = declareTopology(ch);
-        }
-        ch.basicQos(settings.prefetch());
-        consumer = new QueueConsumer(ch, settings, signature, this::received);
-        ch.basicConsume(settings.queue(), false, "onceonly:" + name(), consumer);
+        startConsumer();
         LogId.ONCE0501I.log(name(), settings.queue(), c.describe(), settings.prefetch(), settings.maxAttempts(),
                 Durations.format(settings.retryDelay()), settings.deadLetterExchange());
     }
 
-    /** @return the channel to consume on (a new one when the queue declaration was refused and closed the first) */
-    private Channel declareTopology(Channel ch) throws IOException {
-        ch = declareQueue(ch);
-        if (!settings.exchange().isEmpty()) {
-            ch.exchangeDeclare(settings.exchange(), settings.exchangeType(), true);
-            for (String key : settings.routingKeys()) {
-                ch.queueBind(settings.queue(), settings.exchange(), key);
+    /**
+     * Opens the consuming AMQP channel: topology, prefetch, consumer. One AMQP channel, hence one
+     * delivery at a time: parallelism comes from Reactive Messaging's "concurrency" attribute, which
+     * makes copies of the channel (and so of this object). Runs under {@link #lifecycle}.
+     */
+    private void startConsumer() throws IOException {
+        Channel ch = consumeConnection.createChannel();
+        try {
+            if (settings.declare()) {
+                ch = Topology.declare(consumeConnection, ch, settings);
             }
+            ch.basicQos(settings.prefetch());
+            QueueConsumer c = new QueueConsumer(ch, settings, signature, this::received, this::consumerLost);
+            ch.basicConsume(settings.queue(), false, "onceonly:" + name(), c);
+            consumer = c;
+        } catch (IOException | RuntimeException e) {
+            Connections.closeQuietly(ch);
+            throw e;
         }
-        ch.exchangeDeclare(settings.deadLetterExchange(), settings.deadLetterExchangeType(), true);
-        ch.queueDeclare(settings.deadLetterQueue(), true, false, false, null);
-        ch.queueBind(settings.deadLetterQueue(), settings.deadLetterExchange(), settings.deadLetterRoutingKey());
-        return ch;
     }
 
     /**
-     * Declares the queue. A quorum queue gets an explicit delivery limit and dead-letter target, so
-     * that the broker's own limit (which counts only returns the connector did not make: crashed
-     * consumers, dropped connections) lands in the dead-letter queue instead of dropping the
-     * message (RabbitMQ 4.0 drops at 20 by default). A queue that already exists with other
-     * arguments is used as it is, with a warning: redeclaring it would need deleting it.
+     * The broker closed the consuming AMQP channel while its connection stayed open (a 406 such as an
+     * ack timeout, a failed declaration) or cancelled the consumer (queue deleted). amqp-client
+     * recovers connections, not such channels: without this the channel would never consume again.
      */
-    private Channel declareQueue(Channel ch) throws IOException {
-        if (settings.queueType() != QueueType.QUORUM) {
-            ch.queueDeclare(settings.queue(), true, false, false, null);
-            return ch;
+    private void consumerLost(String why) {
+        if (stopping) {
+            return;
         }
-        Map<String, Object> args = Map.of("x-queue-type", "quorum", "x-delivery-limit", settings.deliveryLimit(),
-                "x-dead-letter-exchange", settings.deadLetterExchange(),
-                "x-dead-letter-routing-key", settings.deadLetterRoutingKey());
+        LogId.ONCE0512W.log(name(), why, Durations.format(connection().recoveryInterval()));
+        scheduleReconsume();
+    }
+
+    private void scheduleReconsume() {
         try {
-            ch.queueDeclare(settings.queue(), true, false, false, args);
-            return ch;
-        } catch (IOException e) {
-            if (!(e.getCause() instanceof ShutdownSignalException sig) || !sig.getMessage().contains("PRECONDITION_FAILED")) {
-                throw e;
-            }
-            LogId.ONCE0511W.log(name(), settings.queue(), settings.deliveryLimit(), settings.deadLetterExchange());
-            Channel again = consumeConnection.createChannel();
-            again.queueDeclarePassive(settings.queue());
-            return again;
+            resources.scheduler().schedule(this::reconsume, connection().recoveryInterval().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // Shutting down.
         }
+    }
+
+    private void reconsume() {
+        synchronized (lifecycle) {
+            if (stopping || consumer != null && consumer.isConsuming()) {
+                return;
+            }
+            Connection c = consumeConnection;
+            if (c == null || !c.isOpen()) {
+                scheduleReconsume(); // the connection is recovering; try again after it
+                return;
+            }
+            try {
+                startConsumer();
+                LogId.ONCE0513I.log(name(), settings.queue());
+            } catch (IOException | RuntimeException e) {
+                LogId.ONCE0512W.log(name(), e.getClass().getSimpleName() + ": " + e.getMessage(),
+                        Durations.format(connection().recoveryInterval()));
+                scheduleReconsume();
+            }
+        }
+    }
+
+    /**
+     * The publisher for retry copies and dead letters. The broker closes its AMQP channel on a
+     * channel-level error (a dead-letter exchange that does not exist: 404), which amqp-client does
+     * not recover; a new one is opened on the next publish while the connection is up.
+     */
+    private ConfirmingPublisher publisher() {
+        ConfirmingPublisher p = publisher;
+        Connection c = publishConnection;
+        if (p != null && !p.isOpen() && c != null && c.isOpen()) {
+            synchronized (lifecycle) {
+                if (publisher == p && !stopping) {
+                    try {
+                        publisher = new ConfirmingPublisher(c, resources.executor(), resources.scheduler(), settings.confirmTimeout());
+                    } catch (IOException | RuntimeException e) {
+                        // Stays closed: the publish fails and the delivery is requeued, nothing is lost.
+                    }
+                }
+                p = publisher;
+            }
+        }
+        return p;
     }
 
     /**

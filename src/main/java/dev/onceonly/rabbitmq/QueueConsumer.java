@@ -20,13 +20,22 @@ final class QueueConsumer extends DefaultConsumer {
     private final IncomingSettings settings;
     private final Consumer<Delivery> deliveries;
     private final CopySignature signature;
+    private final Consumer<String> lost;
     private final Delivery.ChannelGeneration generation = new Delivery.ChannelGeneration();
+    /** Registered with the broker and not cancelled or closed since. */
+    private volatile boolean consuming;
 
-    QueueConsumer(Channel channel, IncomingSettings settings, CopySignature signature, Consumer<Delivery> deliveries) {
+    /**
+     * @param lost told when the broker closed this consumer's AMQP channel on its own (the connection
+     *             stayed up: amqp-client will not recover it) or cancelled the consumer
+     */
+    QueueConsumer(Channel channel, IncomingSettings settings, CopySignature signature, Consumer<Delivery> deliveries,
+                  Consumer<String> lost) {
         super(channel);
         this.settings = settings;
         this.signature = signature;
         this.deliveries = deliveries;
+        this.lost = lost;
     }
 
     @Override
@@ -60,14 +69,38 @@ final class QueueConsumer extends DefaultConsumer {
         deliveries.accept(new Delivery(getChannel(), metadata, settings.payloadType().of(body), generation, forged));
     }
 
+    boolean isConsuming() {
+        return consuming && getChannel().isOpen();
+    }
+
+    @Override
+    public void handleConsumeOk(String consumerTag) {
+        super.handleConsumeOk(consumerTag);
+        consuming = true;
+    }
+
+    @Override
+    public void handleRecoverOk(String consumerTag) {
+        super.handleRecoverOk(consumerTag);
+        consuming = true;
+    }
+
     @Override
     public void handleShutdownSignal(String consumerTag, ShutdownSignalException sig) {
+        consuming = false;
         generation.next();
+        // A connection failure (hard error) is amqp-client's to recover, channel and consumer included.
+        if (!sig.isHardError() && !sig.isInitiatedByApplication()) {
+            lost.accept("the broker closed the consuming channel: " + sig.getMessage());
+        }
     }
 
     @Override
     public void handleCancel(String consumerTag) {
+        consuming = false;
         LogId.ONCE0509W.log(settings.channel(), consumerTag, settings.queue());
+        lost.accept("the broker cancelled the consumer");
+        Connections.closeQuietly(getChannel()); // a new channel and consumer replace it
     }
 
     private static int intHeader(Map<String, Object> headers, String name) {

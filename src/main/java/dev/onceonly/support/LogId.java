@@ -44,12 +44,13 @@ public enum LogId {
     ONCE0507I(Level.INFO, "RabbitMQ channel '%s' stopped: %d delivery(ies) requeued unprocessed, %d finished while draining, "
             + "%d requeued at the drain timeout"),
     ONCE0508I(Level.INFO, "RabbitMQ outgoing channel '%s' publishing to exchange '%s' on %s with publisher confirms"),
-    ONCE0509W(Level.WARNING, "RabbitMQ channel '%s': the broker cancelled consumer '%s' (queue '%s' deleted?); "
-            + "the channel consumes again after the connection recovers"),
+    ONCE0509W(Level.WARNING, "RabbitMQ channel '%s': the broker cancelled consumer '%s' (queue '%s' deleted?)"),
     ONCE0510W(Level.WARNING, "RabbitMQ outgoing channel '%s' stopped with %d publish(es) still unconfirmed after %s"),
     ONCE0511W(Level.WARNING, "RabbitMQ channel '%s': quorum queue '%s' exists with other arguments; it is used as it is. "
             + "Without x-delivery-limit %d and x-dead-letter-exchange '%s' the broker may drop a message that keeps "
             + "coming back (RabbitMQ 4: after 20 returns): set them with a policy, or delete the queue to let it be declared"),
+    ONCE0512W(Level.WARNING, "RabbitMQ channel '%s' is not consuming: %s; consuming again in %s"),
+    ONCE0513I(Level.INFO, "RabbitMQ channel '%s' consumes queue '%s' again"),
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     ONCE0402I(Level.INFO, "Ledger of consumer '%s' already holds key %s (unique violation: %s); the verifier decided %s"),
     ONCE0403I(Level.INFO, "Ledger purge deleted %d rows processed before %s"),

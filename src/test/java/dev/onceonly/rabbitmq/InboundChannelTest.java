@@ -56,7 +56,8 @@ class InboundChannelTest {
         // The quorum tests run on a quorum queue.
         String queueType = test.getTestMethod().orElseThrow().getName().contains("Quorum") ? "quorum" : "classic";
         Map<String, String> props = Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
-                "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s", "queue.type", queueType);
+                "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s", "queue.type", queueType,
+                "network-recovery-interval", "500ms");
         channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover);
@@ -275,6 +276,63 @@ class InboundChannelTest {
         assertArrayEquals(invalid, (byte[]) headers.get("bin"));
         assertEquals("order-1", headers.get("text"));
         m.ack();
+    }
+
+    /**
+     * The broker closes the consuming AMQP channel (here: an ack of an unknown delivery tag, 406;
+     * likewise an ack timeout) while the connection stays open. amqp-client does not recover such a
+     * channel: before, the channel never consumed again and readiness stayed UP.
+     */
+    @Test
+    void aConsumingChannelClosedByTheBrokerConsumesAgain() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "in-flight");
+        Message<?> inFlight = probe.next();
+        ((IncomingRabbitMessage<?>) inFlight).delivery().channel.basicAck(999_999, false);
+        await("readiness DOWN", LIMIT, () -> channel.connected(), up -> !up);
+        await("readiness UP again", LIMIT, () -> channel.connected(), up -> up);
+        Message<?> again = probe.next();
+        assertEquals("in-flight", again.getPayload(), "the broker gave the unacked delivery back");
+        again.ack();
+        rabbit.publish("", queue, "after");
+        Message<?> after = probe.next();
+        assertEquals("after", after.getPayload());
+        after.ack();
+    }
+
+    /** The queue is deleted under the consumer (basic.cancel): it is declared again and consumed. */
+    @Test
+    void aConsumerCancelledByTheBrokerConsumesAgain() throws Exception {
+        probe.request(10);
+        rabbit.deleteQueue(queue);
+        await("the queue declared and consumed again", LIMIT, () -> consumers(queue), n -> n == 1);
+        rabbit.publish("", queue, "after-cancel");
+        Message<?> m = probe.next();
+        assertEquals("after-cancel", m.getPayload());
+        m.ack();
+    }
+
+    /**
+     * A dead-letter publish to an exchange that does not exist makes the broker close the publishing
+     * AMQP channel (404). Before, every later retry and dead letter failed on the closed channel and
+     * the message looped forever; now the next publish opens a new channel.
+     */
+    @Test
+    void aPublishChannelClosedByTheBrokerIsReopened() throws Exception {
+        probe.request(10);
+        rabbit.deleteExchange(queue + ".dlx");
+        rabbit.publish("", queue, "poison");
+        refuse(probe.next(), Outcome.REJECTED); // the dead-letter publish fails: requeued
+        Message<?> again = probe.next();
+        assertEquals("poison", again.getPayload());
+        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+        f.setHost("127.0.0.1");
+        try (var c = f.newConnection(); var ch = c.createChannel()) {
+            ch.exchangeDeclare(queue + ".dlx", "fanout", true);
+            ch.queueBind(queue + ".dlq", queue + ".dlx", queue);
+        }
+        refuse(again, Outcome.REJECTED);
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
     }
 
     private int consumers(String q) {
