@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The {@code onceonly-rabbitmq} connector inside a real Open Liberty server, against the machine's
- * RabbitMQ and Redis, through the test consumers of {@code dev.onceonly.itapp}. Every message
+ * RabbitMQ and Redis, through the consumers of the test application (src/test/itapp). Every message
  * carries a fresh id, so runs never see each other's claims.
  */
 class RabbitConnectorIT {

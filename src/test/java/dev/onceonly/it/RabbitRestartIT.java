@@ -1,6 +1,5 @@
 package dev.onceonly.it;
 
-import dev.onceonly.itapp.RestartConsumer;
 import dev.onceonly.testing.ItServer;
 import dev.onceonly.testing.TestRabbit;
 import dev.onceonly.testing.TestRedis;
@@ -34,7 +33,8 @@ class RabbitRestartIT {
 
     @Test
     void messagesInFlightWhenTheServerStopsAreProcessedExactlyOnceAfterTheRestart() throws Exception {
-        String effects = RestartConsumer.effectsKey(ItServer.PORT);
+        // The Redis hash the test application's RestartConsumer counts its effects in.
+        String effects = "oo-it:restart-effects:" + ItServer.PORT;
         String run = "restart-" + UUID.randomUUID() + "-";
         int count = 150;
         try (TestRabbit rabbit = new TestRabbit(); RedisClient redis = TestRedis.client()) {

@@ -12,11 +12,14 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** The integration-test Liberty server: its port and the read-outs of its test consumers (dev.onceonly.itapp). */
+/**
+ * The integration-test Liberty server: its port and the read-outs of its test consumers, the test
+ * application of src/test/itapp that runs beside the demo at /itapp.
+ */
 public final class ItServer {
 
     public static final String PORT = System.getProperty("http.port", "9080");
-    private static final String BASE = "http://localhost:" + PORT + "/api/it";
+    private static final String BASE = "http://localhost:" + PORT + "/itapp/api/it";
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private ItServer() {

@@ -2,13 +2,11 @@ package dev.onceonly.itapp;
 
 import dev.onceonly.api.Outcome;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
-import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.ws.rs.GET;
-import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -20,43 +18,39 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-/**
- * Read-outs of the test consumers, and a publisher that goes through the outgoing channel. Answers
- * 404 when the consumers are off (see {@link ItProfile}).
- */
+/** Read-outs of the test consumers, and a publisher that goes through the outgoing channel. */
 @Path("/it")
 @Produces(MediaType.APPLICATION_JSON)
 public class ItResource {
 
     @Inject
-    Instance<ItRecorder> recorders;
+    ItRecorder recorder;
 
     @Inject
-    Instance<ItConsumers> consumerBeans;
+    ItConsumers consumers;
 
     @Inject
-    Instance<BusyService> busyServices;
+    BusyService busy;
 
     @Inject
-    Instance<ItPublisher> publishers;
+    ItPublisher publisher;
 
     @GET
     @Path("/deliveries")
     public int deliveries(@QueryParam("consumer") String consumer, @QueryParam("key") String key) {
-        return on(recorders).deliveries(consumer, key);
+        return recorder.deliveries(consumer, key);
     }
 
     @GET
     @Path("/effects")
     public int effects(@QueryParam("consumer") String consumer, @QueryParam("key") String key) {
-        return on(recorders).effects(consumer, key);
+        return recorder.effects(consumer, key);
     }
 
     /** Effects of every key starting with {@code prefix}: {keys, total, maxPerKey, deliveries}. */
     @GET
     @Path("/summary")
     public JsonObject summary(@QueryParam("consumer") String consumer, @QueryParam("prefix") String prefix) {
-        ItRecorder recorder = on(recorders);
         int[] s = recorder.effectSummary(consumer, prefix);
         return Json.createObjectBuilder().add("keys", s[0]).add("total", s[1]).add("maxPerKey", s[2])
                 .add("deliveries", recorder.deliverySum(consumer, prefix))
@@ -66,7 +60,6 @@ public class ItResource {
     @GET
     @Path("/outcomes/{consumer}")
     public JsonObject outcomes(@PathParam("consumer") String consumer) {
-        ItRecorder recorder = on(recorders);
         JsonObjectBuilder b = Json.createObjectBuilder();
         for (Outcome o : Outcome.values()) {
             var n = recorder.outcomes(consumer).get(o);
@@ -79,15 +72,13 @@ public class ItResource {
     @POST
     @Path("/publish/{run}/{count}")
     public JsonObject publish(@PathParam("run") String run, @PathParam("count") int count) throws Exception {
-        return Json.createObjectBuilder().add("confirmed", on(publishers).publish(run, count)).build();
+        return Json.createObjectBuilder().add("confirmed", publisher.publish(run, count)).build();
     }
 
     /** Checks every arrival of a run against what {@link ItPublisher#publish} sent. */
     @GET
     @Path("/arrivals/{run}")
     public JsonObject arrivals(@PathParam("run") String run, @QueryParam("count") int count) {
-        ItConsumers consumers = on(consumerBeans);
-        ItRecorder recorder = on(recorders);
         int arrived = 0;
         List<String> mismatches = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -119,19 +110,12 @@ public class ItResource {
     @GET
     @Path("/busy/holding")
     public boolean holding() {
-        return on(busyServices).holding();
+        return busy.holding();
     }
 
     @POST
     @Path("/busy/release")
     public void release() {
-        on(busyServices).release();
-    }
-
-    private static <T> T on(Instance<T> bean) {
-        if (!bean.isResolvable()) {
-            throw new NotFoundException("the integration-test consumers are off (configuration profile '" + ItProfile.PROFILE + "' not active)");
-        }
-        return bean.get();
+        busy.release();
     }
 }
