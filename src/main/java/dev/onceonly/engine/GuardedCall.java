@@ -9,6 +9,7 @@ import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.support.CurrentKey;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
 
@@ -90,7 +91,10 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
                 throw new LedgerRefusal();
             }
         }
-        return handler.call();
+        // The handler may pass its message's key on to the services it calls (IdempotencyContext).
+        try (CurrentKey.Scope ignored = CurrentKey.enter(settings.consumer() + ':' + key.digest())) {
+            return handler.call();
+        }
     }
 
     /**

@@ -27,8 +27,8 @@ class LayeringTest {
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()
             .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.redis..", "dev.onceonly.memory..",
-                    "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.spi..", "dev.onceonly.api..",
-                    "dev.onceonly.support..")
+                    "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
+                    "dev.onceonly.api..", "dev.onceonly.support..")
             .should().dependOnClassesThat().resideInAPackage("dev.onceonly.engine..");
 
     /** The contract types depend on nothing of OnceOnly's but each other and the neutral helpers. */
@@ -38,7 +38,7 @@ class LayeringTest {
             .should().onlyDependOnClassesThat().resideOutsideOfPackages(
                     "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..",
                     "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..",
-                    "dev.onceonly.demo..");
+                    "dev.onceonly.http..", "dev.onceonly.demo..");
 
     /** The demo is what users copy: it uses the public API only. */
     @ArchTest

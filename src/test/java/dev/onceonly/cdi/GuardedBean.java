@@ -1,9 +1,12 @@
 package dev.onceonly.cdi;
 
+import dev.onceonly.api.IdempotencyContext;
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.http.IdempotencyKeyHeader;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,6 +32,21 @@ public class GuardedBean {
             throw new IllegalStateException("handler failed");
         }
         return "run-" + runs.incrementAndGet();
+    }
+
+    @Inject
+    IdempotencyContext idempotency;
+
+    /** What a handler sends downstream: the key, and the header the JDK client helper sets. */
+    @IdempotentMessage(consumer = "cdi-key")
+    public String keyAndHeader(String payload) {
+        java.net.http.HttpRequest request = IdempotencyKeyHeader.apply(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://localhost/ship"))).build();
+        return idempotency.key().orElse("none") + "|" + request.headers().firstValue(IdempotencyContext.HEADER).orElse("none");
+    }
+
+    public String keyOutsideAGuard() {
+        return idempotency.key().orElse("none");
     }
 
     @IdempotentMessage(consumer = "cdi-param")

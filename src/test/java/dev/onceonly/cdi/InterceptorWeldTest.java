@@ -42,7 +42,7 @@ class InterceptorWeldTest {
     @WeldSetup
     WeldInitiator weld = WeldInitiator.from(WeldInitiator.createWeld()
                     .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class, Outcomes.class,
-                            Handover.class, OrderBeans.Lines.class, OrderBeans.Splitter.class, OrderBeans.GuardedSplitter.class)
+                            Handover.class, CurrentIdempotencyContext.class, OrderBeans.Lines.class, OrderBeans.Splitter.class, OrderBeans.GuardedSplitter.class)
                     .addExtension(new OnceOnlyExtension()))
             .activate(ApplicationScoped.class)
             .build();
@@ -158,5 +158,19 @@ class InterceptorWeldTest {
         guardedSplitter.onOrder(again);
         assertEquals(List.of(Outcome.DUPLICATE), redelivery.outcomes());
         assertEquals(1, guardedSplitter.orders().size());
+    }
+
+    /**
+     * A handler can pass its message's key to the services it calls: the same for every delivery of
+     * the message (a redelivery after a crash sends the same key), absent outside a guarded handler.
+     */
+    @Test
+    void aHandlerSeesItsMessagesKeyAndSendsItAsIdempotencyKey() {
+        String body = "ship-" + UUID.randomUUID();
+        String digest = new dev.onceonly.engine.KeyDeriver("oo:").derive(
+                dev.onceonly.testing.Settings.defaults("cdi-key", dev.onceonly.api.KeyStrategy.CONTENT),
+                MessageView.of("", "", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), null).digest();
+        assertEquals("cdi-key:" + digest + "|cdi-key:" + digest, bean.keyAndHeader(body));
+        assertEquals("none", bean.keyOutsideAGuard());
     }
 }

@@ -176,7 +176,8 @@ class OnceOnlyConfigTest {
         System.setProperty("onceonly.store", "mongo");
         try {
             Weld weld = new Weld().disableDiscovery()
-                    .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class, dev.onceonly.spi.Handover.class)
+                    .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class, dev.onceonly.spi.Handover.class,
+                            dev.onceonly.cdi.CurrentIdempotencyContext.class)
                     .addExtension(new OnceOnlyExtension());
             RuntimeException e = assertThrows(RuntimeException.class, () -> weld.initialize().close());
             String all = describe(e);

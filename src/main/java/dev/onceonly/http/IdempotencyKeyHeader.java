@@ -1,0 +1,27 @@
+package dev.onceonly.http;
+
+import dev.onceonly.api.IdempotencyContext;
+import dev.onceonly.support.CurrentKey;
+
+import java.net.http.HttpRequest;
+
+/** Adds the running guarded handler's key to a JDK {@code HttpClient} request. */
+public final class IdempotencyKeyHeader {
+
+    private IdempotencyKeyHeader() {
+    }
+
+    /**
+     * Sets {@link IdempotencyContext#HEADER} on {@code request} when called inside a guarded
+     * handler; leaves it unchanged outside one.
+     *
+     * @return {@code request}
+     */
+    public static HttpRequest.Builder apply(HttpRequest.Builder request) {
+        String key = CurrentKey.get();
+        if (key != null) {
+            request.setHeader(IdempotencyContext.HEADER, key);
+        }
+        return request;
+    }
+}
