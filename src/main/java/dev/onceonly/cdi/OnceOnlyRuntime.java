@@ -25,6 +25,7 @@ import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -146,7 +147,12 @@ public class OnceOnlyRuntime {
         if (ledgerPurge != null) {
             ledgerPurge.close();
         }
-        engine.close();
+        // The store outlives every handler: running ones still renew their leases and mark their keys done.
+        Duration wait = extension.global().shutdownTimeout();
+        int unfinished = engine.close(wait);
+        if (unfinished > 0) {
+            LogId.ONCE0008W.log(unfinished, Durations.format(wait));
+        }
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();

@@ -40,9 +40,11 @@ public final class OnceOnlyConfig {
      *
      * @param metrics whether MicroProfile Telemetry gets the guard's metrics ({@code onceonly.metrics.enabled})
      * @param tracing whether it gets spans of the guard's phases ({@code onceonly.tracing.enabled})
+     * @param shutdownTimeout how long stopping waits for guarded messages still running before the
+     *                claim store closes ({@code onceonly.shutdown-timeout})
      */
     public record Global(boolean enabled, String store, String keyPrefix, long memoryMaxEntries,
-                         RedisSettings redis, boolean metrics, boolean tracing) {
+                         RedisSettings redis, boolean metrics, boolean tracing, Duration shutdownTimeout) {
     }
 
     /**
@@ -72,7 +74,8 @@ public final class OnceOnlyConfig {
         long maxEntries = config.number("onceonly.memory.max-entries", 100_000, 1, Long.MAX_VALUE);
         RedisSettings redis = store.equals("redis") ? redis() : null;
         return new Global(enabled, store, prefix, maxEntries, redis,
-                config.bool("onceonly.metrics.enabled", true), config.bool("onceonly.tracing.enabled", true));
+                config.bool("onceonly.metrics.enabled", true), config.bool("onceonly.tracing.enabled", true),
+                config.duration("onceonly.shutdown-timeout", Duration.ofSeconds(30)));
     }
 
     public LedgerSettings ledger() {

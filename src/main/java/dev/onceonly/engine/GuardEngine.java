@@ -16,9 +16,13 @@ import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.support.LogId;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The guard, in plain Java: derives the key, claims it, runs the handler inside the transaction
@@ -48,6 +52,8 @@ public final class GuardEngine {
     final GuardListener listener;
     private final KeyDeriver keys;
     final LeaseSweep leases;
+    /** Guarded calls between claim (or the start of a ledger-only run) and their finalisation. */
+    private final Set<GuardedCall<?>> inFlight = new HashSet<>();
 
     /**
      * @param ledger    the ledger, or {@code null} when no consumer uses one
@@ -64,9 +70,46 @@ public final class GuardEngine {
         this.keys = Objects.requireNonNull(keys, "keys");
     }
 
-    /** Stops renewing leases; claims still held lapse after their lease. */
-    public void close() {
-        leases.stop();
+    /**
+     * Stops the engine, after waiting up to {@code timeout} for guarded calls still between claim
+     * and finalisation: their leases stay renewed and their completions written meanwhile, so the
+     * caller may close the claim store only after this returns (a store closed under running
+     * handlers let their leases lapse and their redeliveries run again).
+     *
+     * @return how many calls were still unfinished when it gave up
+     */
+    public int close(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (inFlight) {
+            while (!inFlight.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(inFlight, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            leases.stop();
+            return inFlight.size();
+        }
+    }
+
+    void started(GuardedCall<?> call) {
+        synchronized (inFlight) {
+            inFlight.add(call);
+        }
+    }
+
+    void finished(GuardedCall<?> call) {
+        synchronized (inFlight) {
+            if (inFlight.remove(call) && inFlight.isEmpty()) {
+                inFlight.notifyAll();
+            }
+        }
     }
 
     /**
@@ -123,6 +166,7 @@ public final class GuardEngine {
         }
 
         GuardedCall<T> call = new GuardedCall<>(this, settings, dispatch, key, claim == null ? null : token, start, handler);
+        started(call);
         call.holdLease();
         call.guardNanos += System.nanoTime() - start;
         try {

@@ -21,6 +21,9 @@ import java.util.concurrent.TimeUnit;
  * message where lambdas would make three.
  */
 final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion, LeaseSweep.Lease {
+    /** How long a failed completion is retried, in leases. */
+    private static final int COMPLETE_RETRY_LEASES = 10;
+
     private final GuardEngine engine;
     final ConsumerSettings settings;
     final Dispatch dispatch;
@@ -35,6 +38,11 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     private volatile boolean leaseLost;
     /** Why the commit was refused before it happened ({@link #mayCommit}), or {@code null}. */
     volatile String commitRefused;
+    /**
+     * The transaction committed but the store could not mark the key done: the sweep retries until
+     * this deadline ({@link System#nanoTime()}), 0 when nothing is pending.
+     */
+    private volatile long completeUntilNanos;
 
     GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
                 long start, TransactionRunner.Work<T> handler) {
@@ -135,9 +143,13 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         LogId.ONCE0104W.log(settings.consumer(), key.digest(), elapsedMillis(), reason);
     }
 
-    /** One lease renewal, by the sweep. A lost lease is reported once and no longer renewed. */
+    /** One lease renewal (or a pending completion), by the sweep. A lost lease is reported once and no longer renewed. */
     @Override
     public void renew(long now) {
+        if (completeUntilNanos != 0) {
+            retryComplete(now);
+            return;
+        }
         try {
             if (engine.store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
                 renewAtNanos = now + settings.lease().toNanos() / 3;
@@ -198,20 +210,66 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
 
     private void finish(String operation, boolean complete) {
         if (token == null) {
+            engine.finished(this);
             return;
         }
         try {
-            HolderResult r = complete
-                    ? engine.store.complete(key.storeKey(), token, key.fingerprint(), settings.retention())
-                    : engine.store.release(key.storeKey(), token);
+            HolderResult r = complete ? completeOrTakeAgain() : engine.store.release(key.storeKey(), token);
             if (r == HolderResult.NOT_HOLDER && !leaseLost) {
                 engine.listener.onLeaseLost(settings.consumer());
                 LogId.ONCE0103W.log(settings.consumer(), key.digest(), operation, elapsedMillis(), Durations.format(settings.lease()));
             }
         } catch (ClaimStoreException e) {
             engine.listener.onStoreError(settings.consumer(), operation);
+            if (complete) {
+                // Committed, but not marked done: without the marker a copy published later would run
+                // again (or stop only at the ledger). Retried by the sweep, off the consumer's thread.
+                long window = settings.lease().toNanos() * COMPLETE_RETRY_LEASES;
+                completeUntilNanos = System.nanoTime() + window;
+                LogId.ONCE0106W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis(),
+                        Durations.format(settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
+                engine.leases.hold(this, settings.lease());
+                return;
+            }
             LogId.ONCE0102W.log(engine.store.name(), operation, settings.consumer(), key.digest(), e.getCause(),
                     Durations.format(settings.lease()));
+        }
+        engine.finished(this);
+    }
+
+    /**
+     * Marks the key done. If the claim is no longer ours but nobody holds it (its lease ran out, or
+     * the store lost it), it is taken again and marked: the effect committed, so it is done.
+     */
+    private HolderResult completeOrTakeAgain() {
+        HolderResult r = engine.store.complete(key.storeKey(), token, key.fingerprint(), settings.retention());
+        if (r == HolderResult.NOT_HOLDER
+                && engine.store.claim(key.storeKey(), token, key.fingerprint(), settings.lease()).state() == ClaimState.ACQUIRED) {
+            return engine.store.complete(key.storeKey(), token, key.fingerprint(), settings.retention());
+        }
+        return r;
+    }
+
+    /** The sweep's retry of a completion that failed; bounded by {@link #completeUntilNanos}. */
+    private void retryComplete(long now) {
+        try {
+            HolderResult r = completeOrTakeAgain();
+            engine.leases.drop(this);
+            completeUntilNanos = 0;
+            if (r == HolderResult.APPLIED) {
+                LogId.ONCE0108I.log(settings.consumer(), key.digest(), elapsedMillis());
+            } else {
+                LogId.ONCE0103W.log(settings.consumer(), key.digest(), "complete", elapsedMillis(), Durations.format(settings.lease()));
+            }
+            engine.finished(this);
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), "complete");
+            if (now - completeUntilNanos >= 0) {
+                engine.leases.drop(this);
+                completeUntilNanos = 0;
+                LogId.ONCE0107W.log(settings.consumer(), key.digest(), Durations.format(settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
+                engine.finished(this);
+            }
         }
     }
 

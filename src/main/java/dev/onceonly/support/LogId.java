@@ -18,6 +18,8 @@ public enum LogId {
     ONCE0005W(Level.WARNING, "onceonly.enabled=false: guarded methods run WITHOUT duplicate protection."),
     ONCE0006I(Level.INFO, "Connected to Redis (%s, %s)"),
     ONCE0007W(Level.WARNING, "Could not read Redis maxmemory-policy (%s); make sure it does not evict keys."),
+    ONCE0008W(Level.WARNING, "Stopping with %d guarded message(s) still unfinished after waiting %s "
+            + "(onceonly.shutdown-timeout): their claims lapse after the lease and they are processed again"),
     ONCE0101W(Level.WARNING, "Claim store '%s' unavailable for consumer '%s' (key %s): %s; policy %s applied, outcome %s"),
     ONCE0102W(Level.WARNING, "Claim store '%s' failed to %s the claim of consumer '%s' (key %s): %s; "
             + "the claim expires after its lease (%s)"),
@@ -27,6 +29,11 @@ public enum LogId {
             + "again; raise the lease if handlers run longer than it"),
     ONCE0105I(Level.INFO, "Claim of consumer '%s' (key %s) was gone before commit after %d ms and nobody else held it; "
             + "taken again and committed"),
+    ONCE0106W(Level.WARNING, "Could not mark the key of consumer '%s' (key %s) done after its commit: %s; retrying every %d ms "
+            + "for up to %s"),
+    ONCE0107W(Level.WARNING, "Gave up marking the key of consumer '%s' (key %s) done after %s: a copy of this message "
+            + "published later is stopped only by the ledger (without it, processed again)"),
+    ONCE0108I(Level.INFO, "Marked the key of consumer '%s' (key %s) done %d ms after the message started, once the claim store answered again"),
     ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
             + "raise the lease (now %s)"),
     ONCE0202W(Level.WARNING, "Lease renewal failed for consumer '%s' (key %s): %s; retrying in %d ms"),

@@ -332,4 +332,127 @@ class GuardEngineTest {
         assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
         assertNull(handle(settings, message("lost")), "completed: a redelivery is a duplicate");
     }
+
+    /** A store that can be taken down (every call fails, as when Redis is unreachable) and closed. */
+    private static final class SwitchableStore implements dev.onceonly.spi.ClaimStore {
+        final dev.onceonly.spi.ClaimStore inner;
+        volatile boolean down;
+
+        SwitchableStore(dev.onceonly.spi.ClaimStore inner) {
+            this.inner = inner;
+        }
+
+        private void check(String operation) {
+            if (down) {
+                throw new dev.onceonly.spi.ClaimStoreException("switchable", operation, new java.io.IOException("down"));
+            }
+        }
+
+        @Override
+        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+            check("claim");
+            return inner.claim(key, token, fingerprint, lease);
+        }
+
+        @Override
+        public dev.onceonly.spi.HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+            check("complete");
+            return inner.complete(key, token, fingerprint, retention);
+        }
+
+        @Override
+        public dev.onceonly.spi.HolderResult release(String key, String token) {
+            check("release");
+            return inner.release(key, token);
+        }
+
+        @Override
+        public dev.onceonly.spi.HolderResult extend(String key, String token, Duration lease) {
+            check("extend");
+            return inner.extend(key, token, lease);
+        }
+
+        @Override
+        public String name() {
+            return "switchable";
+        }
+
+        @Override
+        public java.util.Optional<String> problem() {
+            return down ? java.util.Optional.of("down") : java.util.Optional.empty();
+        }
+
+        /** Closed: down for good, as a closed Redis client is. */
+        @Override
+        public void close() {
+            down = true;
+        }
+    }
+
+    /**
+     * Shutdown: the engine waits for a running handler before the store closes, so the handler's
+     * lease stays renewed and its key is marked done. Before, the runtime closed the store at once:
+     * the completion failed and the message's redelivery would have run again.
+     */
+    @Test
+    void closingWaitsForRunningHandlersBeforeTheStoreCloses() throws Exception {
+        InMemoryClaimStore memory = new InMemoryClaimStore(1000, Clock.systemUTC());
+        SwitchableStore switchable = new SwitchableStore(memory);
+        engine = engineOn(switchable);
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(300));
+        CountDownLatch started = new CountDownLatch(1);
+        CompletableFuture<Object> running = CompletableFuture.supplyAsync(() -> {
+            try {
+                return engine.guard(shortLease, message("closing"), null, () -> {
+                    started.countDown();
+                    Thread.sleep(900);
+                    return "finished";
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+        assertEquals(0, engine.close(Duration.ofSeconds(10)), "nothing left unfinished");
+        assertTrue(running.isDone(), "close returned only after the handler finished");
+        switchable.close();
+        MessageKey key = keys.derive(shortLease, view("closing"), null);
+        assertEquals(ClaimState.DONE, memory.claim(key.storeKey(), "later", key.fingerprint(), Duration.ofSeconds(1)).state());
+    }
+
+    /**
+     * The store fails just as the committed message is to be marked done: the sweep keeps trying,
+     * off the consumer's thread, and marks it once the store answers. Before, the marker was simply
+     * missing and a copy published later ran again.
+     */
+    @Test
+    void aCompletionThatFailedIsRetriedUntilTheStoreAnswers() throws Exception {
+        InMemoryClaimStore memory = new InMemoryClaimStore(1000, Clock.systemUTC());
+        SwitchableStore switchable = new SwitchableStore(memory);
+        engine = engineOn(switchable);
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(300));
+        RecordingDispatch delivery = new RecordingDispatch(view("flaky-store"));
+        assertEquals("done", engine.guard(shortLease, delivery, null, () -> {
+            switchable.down = true; // Redis goes away while the handler commits
+            return "done";
+        }));
+        assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
+        Thread.sleep(200);
+        switchable.down = false;
+        MessageKey key = keys.derive(shortLease, view("flaky-store"), null);
+        dev.onceonly.testing.Eventually.await("the key marked done", Duration.ofSeconds(10),
+                () -> memory.claim(key.storeKey(), "later", key.fingerprint(), Duration.ofMillis(50)).state(),
+                state -> state == ClaimState.DONE);
+    }
+
+    /** The claim expired (or the store lost it) before the completion, and nobody took it: marked done anyway. */
+    @Test
+    void aCommittedMessageWhoseClaimLapsedIsStillMarkedDone() throws Exception {
+        assertEquals("ran-1", engine.guard(settings, message("lapsed"), null, () -> {
+            clock.advance(settings.lease().plusSeconds(1));
+            return "ran-" + runs.incrementAndGet();
+        }));
+        assertNull(handle(settings, message("lapsed")), "a later copy is a duplicate");
+        assertEquals(1, runs.get());
+    }
 }
