@@ -110,6 +110,8 @@ public final class RedisClaimStore implements ClaimStore {
         // found before a message needs them (a PING per idle connection, off the message path).
         pool.setTestWhileIdle(true);
         pool.setTimeBetweenEvictionRuns(Duration.ofSeconds(5));
+        // Waiting for a free connection is bounded like a command; the pool's default waits forever.
+        pool.setMaxWait(s.socketTimeout());
         Set<HostAndPort> nodes = new LinkedHashSet<>();
         s.nodes().forEach(n -> nodes.add(HostAndPort.from(n)));
         return switch (s.mode()) {
@@ -117,7 +119,9 @@ public final class RedisClaimStore implements ClaimStore {
                     .clientConfig(config).poolConfig(pool).build();
             case SENTINEL -> RedisSentinelClient.builder().masterName(s.sentinelMaster()).sentinels(nodes)
                     .clientConfig(config).poolConfig(pool).build();
-            case CLUSTER -> RedisClusterClient.builder().nodes(nodes).clientConfig(config).poolConfig(pool).build();
+            // Redirections (MOVED, ASK) and retries share one bound: the socket timeout.
+            case CLUSTER -> RedisClusterClient.builder().nodes(nodes).clientConfig(config).poolConfig(pool)
+                    .maxTotalRetriesDuration(s.socketTimeout()).build();
         };
     }
 
@@ -196,6 +200,11 @@ public final class RedisClaimStore implements ClaimStore {
             try {
                 return evalsha(script, key, keyAndArgs);
             } catch (JedisConnectionException e) {
+                if (timedOut(e)) {
+                    // Redis is slow, paused or cut off: a second try would only double the wait. One
+                    // command waits at most socket-timeout.
+                    throw e;
+                }
                 // A pooled connection Redis closed meanwhile (restart, fail-over, idle timeout): the
                 // pool drops it; one retry on another connection. Safe to repeat: claim recognises
                 // its own token, and the holder-checked scripts change nothing a second time.
@@ -204,6 +213,15 @@ public final class RedisClaimStore implements ClaimStore {
         } catch (JedisException e) {
             throw new ClaimStoreException(name(), operation, e);
         }
+    }
+
+    private static boolean timedOut(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Object evalsha(Script script, String key, String[] keyAndArgs) {

@@ -110,6 +110,37 @@ class RedisClaimStoreBehaviourTest {
     }
 
     /**
+     * A paused Redis (SIGSTOP: it keeps its socket and answers nothing) costs a command no more than
+     * Jedis's own read of it (about two socket timeouts), then a ClaimStoreException. Before, the
+     * timeout was retried on a fresh connection (which the paused server also accepts and never
+     * answers): three socket timeouts and more.
+     */
+    @Test
+    void aPausedRedisCostsNoMoreThanOneReadPerCommand() throws Exception {
+        Duration socketTimeout = Duration.ofMillis(1000);
+        try (dev.onceonly.testing.PrivateRedis paused = new dev.onceonly.testing.PrivateRedis()) {
+            RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:" + paused.port()),
+                    "", false, null, null, 0, Duration.ofMillis(500), socketTimeout, 4);
+            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
+                store.claim(prefix + "warm", "t0", "fp", Duration.ofSeconds(5)); // a pooled connection exists
+                paused.pause();
+                try {
+                    long start = System.nanoTime();
+                    assertThrows(ClaimStoreException.class, () -> store.claim(prefix + "p", "t1", "fp", Duration.ofSeconds(5)));
+                    Duration took = Duration.ofNanos(System.nanoTime() - start);
+                    // Jedis's own read of one command waits up to about twice the socket timeout; the bound
+                    // under test is that nothing is added to it (before: a retry made it three times).
+                    assertTrue(took.compareTo(socketTimeout.multipliedBy(5).dividedBy(2)) < 0, "took " + took.toMillis() + " ms");
+                } finally {
+                    paused.resume();
+                }
+                assertEquals(dev.onceonly.spi.ClaimResult.ACQUIRED, store.claim(prefix + "after", "t2", "fp", Duration.ofSeconds(5)),
+                        "answers again once resumed");
+            }
+        }
+    }
+
+    /**
      * Commands clients sent that the store can send (commands run inside a script are counted by
      * Redis under their own names, so they are left out).
      */

@@ -43,6 +43,22 @@ public final class PrivateRedis implements AutoCloseable {
         process.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** Freezes the server process (SIGSTOP): it keeps its socket, accepts connections and answers nothing. */
+    public void pause() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** Thaws a paused server (SIGCONT). */
+    public void resume() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        if (new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start().waitFor() != 0) {
+            throw new IllegalStateException("kill -" + name + " failed");
+        }
+    }
+
     public int port() {
         return port;
     }
