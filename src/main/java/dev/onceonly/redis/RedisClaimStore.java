@@ -79,15 +79,32 @@ public final class RedisClaimStore implements ClaimStore {
     private static final Script EXTEND_SCRIPT = Script.of(EXTEND);
 
     private final UnifiedJedis redis;
+    /** How long Redis counts as not answering after a command timed out. */
+    private final long quietNanos;
+    /**
+     * Until when ({@link System#nanoTime()}) commands fail at once, without asking Redis: after a
+     * timeout, every message would otherwise wait its own timeout and a paused Redis would stall
+     * the consumer for the whole pause. 0 when Redis answers.
+     */
+    private volatile long quietUntil;
 
     /** Wraps a client the caller built (tests, benchmarks). The store closes it. */
     public RedisClaimStore(UnifiedJedis redis) {
+        this(redis, Duration.ZERO);
+    }
+
+    /**
+     * @param quietAfterTimeout after a command timed out, further commands fail at once for this
+     *                          long (then one asks Redis again); zero to always ask
+     */
+    public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout) {
         this.redis = redis;
+        this.quietNanos = quietAfterTimeout.toNanos();
     }
 
     /** Connects as configured; does not fail when Redis is down (the store-failure policy handles that per message). */
     public static RedisClaimStore connect(RedisSettings settings) {
-        RedisClaimStore store = new RedisClaimStore(client(settings));
+        RedisClaimStore store = new RedisClaimStore(client(settings), settings.socketTimeout());
         store.checkEvictionPolicy();
         LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());
         return store;
@@ -195,10 +212,15 @@ public final class RedisClaimStore implements ClaimStore {
     }
 
     private Object call(Script script, String operation, String key, String... args) {
+        long quiet = quietUntil;
+        if (quiet != 0 && quiet - System.nanoTime() > 0) {
+            throw new ClaimStoreException(name(), operation,
+                    new java.io.IOException("Redis did not answer a moment ago (socket-timeout); not asked again yet"));
+        }
         String[] keyAndArgs = prepend(key, args);
         try {
             try {
-                return evalsha(script, key, keyAndArgs);
+                return answered(evalsha(script, key, keyAndArgs));
             } catch (JedisConnectionException e) {
                 if (timedOut(e)) {
                     // Redis is slow, paused or cut off: a second try would only double the wait. One
@@ -208,11 +230,21 @@ public final class RedisClaimStore implements ClaimStore {
                 // A pooled connection Redis closed meanwhile (restart, fail-over, idle timeout): the
                 // pool drops it; one retry on another connection. Safe to repeat: claim recognises
                 // its own token, and the holder-checked scripts change nothing a second time.
-                return evalsha(script, key, keyAndArgs);
+                return answered(evalsha(script, key, keyAndArgs));
             }
         } catch (JedisException e) {
+            if (quietNanos > 0 && timedOut(e)) {
+                quietUntil = System.nanoTime() + quietNanos;
+            }
             throw new ClaimStoreException(name(), operation, e);
         }
+    }
+
+    private Object answered(Object reply) {
+        if (quietUntil != 0) {
+            quietUntil = 0;
+        }
+        return reply;
     }
 
     private static boolean timedOut(Throwable e) {
