@@ -3,6 +3,9 @@ package dev.onceonly.api;
 /**
  * Thrown by a guarded method instead of running it when the guard refused the message:
  * {@link Outcome#BUSY}, {@link Outcome#RETRY}, {@link Outcome#CONFLICT} or {@link Outcome#REJECTED}.
+ * Also {@link Outcome#DUPLICATE} when the ledger found the message inside a transaction of the
+ * caller's own (a guarded method called within a transaction): the failed ledger insert has
+ * spoiled that transaction, which is marked rollback-only, so the call cannot return as skipped.
  * Connectors read {@link #outcome()} to choose the broker action (requeue later or dead-letter).
  */
 public class MessageRefusedException extends OnceOnlyException {

@@ -173,6 +173,14 @@ public final class GuardEngine {
             return transactions.run(call, call);
         } catch (GuardedCall.LedgerRefusal refusal) {
             LedgerDecision decision = call.ledgerDecision;
+            if (!call.isCompleted()) {
+                // A caller's transaction was joined: the failed insert spoiled it (PostgreSQL aborts
+                // it) and it is marked rollback-only. Returning as if skipped would let the caller
+                // find out only when its commit fails; say so now, whatever the decision.
+                throw new MessageRefusedException(decision == LedgerDecision.DUPLICATE ? Outcome.DUPLICATE : refusedOutcome(decision),
+                        settings.consumer(), key.digest(), refusedReason(decision) + "; the caller's transaction is marked rollback-only",
+                        null);
+            }
             if (decision == LedgerDecision.DUPLICATE) {
                 return null;
             }
@@ -212,9 +220,11 @@ public final class GuardEngine {
     }
 
     static String refusedReason(LedgerDecision decision) {
-        return decision == LedgerDecision.CONFLICT
-                ? "key was processed before with a different body"
-                : "ledger row of a concurrent holder was not committed";
+        return switch (decision) {
+            case CONFLICT -> "key was processed before with a different body";
+            case DUPLICATE -> "processed before (found by the ledger)";
+            default -> "ledger row of a concurrent holder was not committed";
+        };
     }
 
     /**

@@ -43,6 +43,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      * this deadline ({@link System#nanoTime()}), 0 when nothing is pending.
      */
     private volatile long completeUntilNanos;
+    private volatile boolean completed;
 
     GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
                 long start, TransactionRunner.Work<T> handler) {
@@ -165,9 +166,15 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         }
     }
 
+    /** Whether the transaction has completed (a transaction begun by the runner completes before it returns). */
+    boolean isCompleted() {
+        return completed;
+    }
+
     /** Called once, after the transaction completed. */
     @Override
     public void completed(boolean committed) {
+        completed = true;
         long f0 = System.nanoTime();
         GuardListener.Phase phase = engine.listener.startPhase(settings.consumer(), "finalise");
         engine.leases.drop(this);

@@ -139,6 +139,31 @@ class GuardEngineLedgerTest {
         assertEquals(List.of(LedgerDecision.DUPLICATE), listener.decisions);
     }
 
+    /**
+     * Inside a transaction of the caller's own, a ledger DUPLICATE cannot return as skipped: the
+     * failed insert spoiled that transaction (marked rollback-only). Before, the guard returned null
+     * and the caller found out only when its commit failed.
+     */
+    @Test
+    void aLedgerDuplicateInsideTheCallersTransactionIsThrownNotHidden() throws Exception {
+        MessageView m = message("{\"order\":\"joined\"}");
+        guard(settings, m, businessWrite("order-joined"));
+        engine = engine(new InMemoryClaimStore(10_000, clock), jpaLedger); // the claim store forgot it
+
+        jta.begin();
+        try {
+            MessageRefusedException e = assertThrows(MessageRefusedException.class,
+                    () -> guard(settings, m, businessWrite("order-joined-again")));
+            assertEquals(Outcome.DUPLICATE, e.outcome());
+            assertTrue(e.reason().contains("rollback-only"), e.reason());
+            assertEquals(Status.STATUS_MARKED_ROLLBACK, jta.getStatus());
+        } finally {
+            jta.rollback();
+        }
+        assertEquals(1, runs.get());
+        assertEquals(Optional.empty(), ledgerRow(business("order-joined-again")));
+    }
+
     /** The claim store forgot a processed key (flushed, evicted, failed over): the real ledger still knows it. */
     @Test
     void duplicateTheClaimStoreForgotIsCaughtByTheLedger() throws Exception {
