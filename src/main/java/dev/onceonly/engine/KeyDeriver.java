@@ -39,7 +39,14 @@ public final class KeyDeriver {
      * U+FFFD, which valid text decoded from a header never starts a key with by accident.
      */
     static final String INVALID_UTF8_TAG = "\uFFFDbytes:";
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    /**
+     * Per-thread digest and buffers: deriving a key allocates only what it returns (body hash,
+     * digest text, store key), which matters at one derivation per message. The value holds JDK
+     * types only ({@link Scratch#create}): the server's pooled threads outlive a redeployment, and a
+     * value of one of the application's classes would keep its class loader, and every class it
+     * loaded, alive on each of them.
+     */
+    private static final ThreadLocal<Object[]> SCRATCH = ThreadLocal.withInitial(Scratch::create);
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
     private final String prefix;
@@ -56,8 +63,8 @@ public final class KeyDeriver {
      * @throws KeyRejectedException when no key can be derived; the message is REJECTED
      */
     public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
-        Scratch scratch = SCRATCH.get();
-        MessageDigest md = scratch.sha256;
+        Object[] scratch = SCRATCH.get();
+        MessageDigest md = (MessageDigest) scratch[Scratch.DIGEST];
         md.reset();
         byte[] bodySha = md.digest(message.body());
         String explicit = explicitKey(settings, message, parameterKey);
@@ -69,11 +76,11 @@ public final class KeyDeriver {
             md.update((byte) ':');
             md.update(escape(message.routingKey(), "routing key").getBytes(StandardCharsets.UTF_8));
             md.update((byte) ':');
-            md.update(scratch.hex(bodySha));
+            md.update(Scratch.hex(scratch, bodySha));
         } else {
             md.update(explicit.getBytes(StandardCharsets.UTF_8));
         }
-        String digest = scratch.base64Digest(md);
+        String digest = Scratch.base64Digest(scratch, md);
         String fingerprint = explicit == null ? "" : B64.encodeToString(Arrays.copyOf(bodySha, FINGERPRINT_BYTES));
         return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, bodySha);
     }
@@ -171,20 +178,22 @@ public final class KeyDeriver {
         return name.replace("%", "%25").replace(":", "%3A");
     }
 
-    /**
-     * Per-thread digest and buffers: deriving a key allocates only what it returns (body hash,
-     * digest text, store key), which matters at one derivation per message.
-     */
+    /** The per-thread scratch: a digest and buffers in an {@code Object[]} (see {@link #SCRATCH}). */
     private static final class Scratch {
+        static final int DIGEST = 0;
+        private static final int HEX_BUF = 1;
+        private static final int SHA_BUF = 2;
+        private static final int HEAD_BUF = 3;
+        private static final int BASE64_BUF = 4;
         private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-        final MessageDigest sha256 = newSha256();
-        private final byte[] hex = new byte[64];
-        private final byte[] sha = new byte[32];
-        private final byte[] head = new byte[DIGEST_BYTES];
-        private final byte[] base64 = new byte[22];
+
+        static Object[] create() {
+            return new Object[] {newSha256(), new byte[64], new byte[32], new byte[DIGEST_BYTES], new byte[22]};
+        }
 
         /** {@code sha256} as 64 lower-case hex digits, in a buffer reused by the next call. */
-        byte[] hex(byte[] sha256) {
+        static byte[] hex(Object[] scratch, byte[] sha256) {
+            byte[] hex = (byte[]) scratch[HEX_BUF];
             for (int i = 0; i < 32; i++) {
                 hex[2 * i] = HEX[(sha256[i] >> 4) & 0xf];
                 hex[2 * i + 1] = HEX[sha256[i] & 0xf];
@@ -193,7 +202,10 @@ public final class KeyDeriver {
         }
 
         /** Completes {@code md} and returns its first 16 bytes in base64url: 22 characters. */
-        String base64Digest(MessageDigest md) {
+        static String base64Digest(Object[] scratch, MessageDigest md) {
+            byte[] sha = (byte[]) scratch[SHA_BUF];
+            byte[] head = (byte[]) scratch[HEAD_BUF];
+            byte[] base64 = (byte[]) scratch[BASE64_BUF];
             try {
                 md.digest(sha, 0, sha.length);
             } catch (DigestException e) {
