@@ -148,8 +148,10 @@ public final class OnceOnlyConfig {
         Duration connect = config.duration("onceonly.redis.connect-timeout", Duration.ofSeconds(2));
         Duration socket = config.duration("onceonly.redis.socket-timeout", Duration.ofSeconds(2));
         int pool = config.intValue("onceonly.redis.pool-size", 16, 1, 10_000);
-        return new RedisSettings(mode, nodes, master, "rediss".equals(uri.getScheme()), user, password, database,
-                connect, socket, pool);
+        boolean tls = "rediss".equals(uri.getScheme());
+        RedisSettings.SentinelAuth sentinels = new RedisSettings.SentinelAuth(config.string("onceonly.redis.sentinel-user").orElse(null),
+                config.secret("onceonly.redis.sentinel-password").orElse(null), config.bool("onceonly.redis.sentinel-tls", tls));
+        return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels);
     }
 
     /**

@@ -134,8 +134,18 @@ public final class RedisClaimStore implements ClaimStore {
         return switch (s.mode()) {
             case STANDALONE -> RedisClient.builder().hostAndPort(nodes.iterator().next())
                     .clientConfig(config).poolConfig(pool).build();
+            // The sentinels have credentials and TLS of their own (requirepass, tls-port on the sentinel).
             case SENTINEL -> RedisSentinelClient.builder().masterName(s.sentinelMaster()).sentinels(nodes)
-                    .clientConfig(config).poolConfig(pool).build();
+                    .clientConfig(config).poolConfig(pool)
+                    .sentinelClientConfig(DefaultJedisClientConfig.builder()
+                            .connectionTimeoutMillis((int) s.connectTimeout().toMillis())
+                            .socketTimeoutMillis((int) s.socketTimeout().toMillis())
+                            .user(s.sentinels().user())
+                            .password(s.sentinels().password())
+                            .ssl(s.sentinels().tls())
+                            .clientName("onceonly-sentinel")
+                            .build())
+                    .build();
             // Redirections (MOVED, ASK) and retries share one bound: the socket timeout.
             case CLUSTER -> RedisClusterClient.builder().nodes(nodes).clientConfig(config).poolConfig(pool)
                     .maxTotalRetriesDuration(s.socketTimeout()).build();
