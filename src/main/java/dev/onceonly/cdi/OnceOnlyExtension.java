@@ -6,6 +6,7 @@ import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.AfterBeanDiscovery;
 import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
 import jakarta.enterprise.inject.spi.AnnotatedMethod;
 import jakarta.enterprise.inject.spi.AnnotatedType;
@@ -55,10 +56,16 @@ public class OnceOnlyExtension implements Extension {
         }
     }
 
-    /** Optional integrations, and the API each needs: MicroProfile Telemetry, MicroProfile Health. */
+    /** Optional integrations, and the API each needs: MicroProfile Telemetry. */
     private static final Map<String, String> OPTIONAL = Map.of(
-            "dev.onceonly.observability.TelemetryListeners", "io.opentelemetry.api.metrics.Meter",
-            "dev.onceonly.observability.OnceOnlyHealth", "org.eclipse.microprofile.health.HealthCheck");
+            "dev.onceonly.observability.TelemetryListeners", "io.opentelemetry.api.metrics.Meter");
+
+    /** MicroProfile Health checks, when its API is deployed ({@link HealthChecks} is loaded only then). */
+    void healthChecks(@Observes AfterBeanDiscovery abd) {
+        if (present("org.eclipse.microprofile.health.HealthCheck")) {
+            HealthChecks.register(abd);
+        }
+    }
 
     /** Keeps optional integrations out when the server feature they build on is not enabled. */
     void vetoUnavailable(@Observes ProcessAnnotatedType<?> pat) {

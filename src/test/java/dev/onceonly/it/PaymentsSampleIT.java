@@ -75,6 +75,23 @@ class PaymentsSampleIT {
         }
     }
 
+    /**
+     * The sample has only the features an application needs (no MicroProfile Health or Telemetry):
+     * the library adds no warning or error to its server log. Before, Liberty's injection engine
+     * logged CWNEN0049W for the library's health-check bean, whose API was not there.
+     */
+    @Test
+    void theLibraryAddsNoWarningToTheServerLog() throws Exception {
+        java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("liberty.wlp.dir"),
+                "usr/servers/onceonly-it-sample/logs/messages.log");
+        // Hibernate's own error line for each duplicate the ledger catches is a known, separate matter.
+        List<String> problems = java.nio.file.Files.readAllLines(log).stream()
+                .filter(l -> l.contains("CWNEN0049W") || l.contains("CWWJP0015E")
+                        || l.contains("dev.onceonly") && (l.contains(" W ") || l.contains(" E ")))
+                .toList();
+        assertEquals(List.of(), problems);
+    }
+
     private static void publishAll(TestRabbit rabbit, List<String> messages) throws Exception {
         AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("application/json").build();
         for (String m : messages) {
