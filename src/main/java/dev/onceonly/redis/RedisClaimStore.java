@@ -26,6 +26,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * {@link ClaimStore} on Redis through Jedis. Every primitive is ONE round trip: a Lua script on one
@@ -194,18 +195,24 @@ public final class RedisClaimStore implements ClaimStore {
 
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-        return holder(call(COMPLETE_SCRIPT, "complete", key, holderPrefix(token), "D" + fingerprint,
-                Long.toString(retention.toMillis())));
+        String done = "D" + fingerprint;
+        // A retry after a lost reply finds the key already done, most likely by the first attempt:
+        // that is the holder's own completion, not a lost lease (else a false ONCE0103W).
+        return holder(call(COMPLETE_SCRIPT, "complete", reply -> isApplied(reply) || !done.equals(redis.get(key)) ? reply : APPLIED,
+                key, holderPrefix(token), done, Long.toString(retention.toMillis())));
     }
 
     @Override
     public HolderResult release(String key, String token) {
-        return holder(call(RELEASE_SCRIPT, "release", key, holderPrefix(token)));
+        // A retry after a lost reply finds the key gone, most likely deleted by the first attempt.
+        return holder(call(RELEASE_SCRIPT, "release", reply -> isApplied(reply) || redis.exists(key) ? reply : APPLIED,
+                key, holderPrefix(token)));
     }
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
-        return holder(call(EXTEND_SCRIPT, "extend", key, holderPrefix(token), Long.toString(lease.toMillis())));
+        return holder(call(EXTEND_SCRIPT, "extend", UnaryOperator.identity(), key, holderPrefix(token),
+                Long.toString(lease.toMillis())));
     }
 
     private static String inProgress(String token, String fingerprint) {
@@ -217,11 +224,25 @@ public final class RedisClaimStore implements ClaimStore {
         return "P" + token + "|";
     }
 
+    private static final Long APPLIED = 1L;
+
+    private static boolean isApplied(Object reply) {
+        return APPLIED.equals(reply);
+    }
+
     private static HolderResult holder(Object reply) {
-        return Long.valueOf(1L).equals(reply) ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
+        return isApplied(reply) ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
     }
 
     private Object call(Script script, String operation, String key, String... args) {
+        return call(script, operation, UnaryOperator.identity(), key, args);
+    }
+
+    /**
+     * @param afterLostReply reads the reply of the retry that follows a connection lost mid-call,
+     *                       when the first attempt may have been applied without its reply arriving
+     */
+    private Object call(Script script, String operation, UnaryOperator<Object> afterLostReply, String key, String... args) {
         long quiet = quietUntil;
         if (quiet != 0 && quiet - System.nanoTime() > 0) {
             throw new ClaimStoreException(name(), operation,
@@ -240,7 +261,7 @@ public final class RedisClaimStore implements ClaimStore {
                 // A pooled connection Redis closed meanwhile (restart, fail-over, idle timeout): the
                 // pool drops it; one retry on another connection. Safe to repeat: claim recognises
                 // its own token, and the holder-checked scripts change nothing a second time.
-                return answered(evalsha(script, key, keyAndArgs));
+                return answered(afterLostReply.apply(evalsha(script, key, keyAndArgs)));
             }
         } catch (JedisException e) {
             if (quietNanos > 0 && timedOut(e)) {

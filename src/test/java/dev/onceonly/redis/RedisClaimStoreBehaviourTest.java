@@ -154,6 +154,43 @@ class RedisClaimStoreBehaviourTest {
     }
 
     /**
+     * A completion (or release) applied by Redis whose reply was lost with its connection is
+     * retried on another connection; the retry finds the key already done (gone) and that is the
+     * holder's own doing, not a lost lease. Before, it answered NOT_HOLDER: a false ONCE0103W and a
+     * false lease-lost count.
+     */
+    @Test
+    void aCompletionWhoseReplyWasLostIsStillApplied() throws Exception {
+        try (dev.onceonly.testing.PrivateRedis server = new dev.onceonly.testing.PrivateRedis();
+             dev.onceonly.testing.ReplyDroppingProxy proxy = new dev.onceonly.testing.ReplyDroppingProxy(server.port())) {
+            RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:" + proxy.port()),
+                    "", false, null, null, 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 4);
+            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
+                // Every script loaded first: the lost reply must be the command's own, not a NOSCRIPT.
+                store.claim(prefix + "warm", "t0", "fp", Duration.ofSeconds(30));
+                store.complete(prefix + "warm", "t0", "fp", Duration.ofSeconds(30));
+                store.claim(prefix + "warm2", "t0", "fp", Duration.ofSeconds(30));
+                store.release(prefix + "warm2", "t0");
+                String done = prefix + "lost-reply-done";
+                assertEquals(dev.onceonly.spi.ClaimResult.ACQUIRED, store.claim(done, "t1", "fp", Duration.ofSeconds(30)));
+                proxy.dropNextReply();
+                assertEquals(dev.onceonly.spi.HolderResult.APPLIED, store.complete(done, "t1", "fp", Duration.ofHours(1)));
+                assertEquals(dev.onceonly.spi.ClaimResult.done("fp"), store.claim(done, "t2", "fp", Duration.ofSeconds(30)));
+
+                String released = prefix + "lost-reply-released";
+                assertEquals(dev.onceonly.spi.ClaimResult.ACQUIRED, store.claim(released, "t1", "fp", Duration.ofSeconds(30)));
+                proxy.dropNextReply();
+                assertEquals(dev.onceonly.spi.HolderResult.APPLIED, store.release(released, "t1"));
+
+                // Someone else's claim is still not ours to complete.
+                String other = prefix + "lost-reply-other";
+                store.claim(other, "t9", "fp", Duration.ofSeconds(30));
+                assertEquals(dev.onceonly.spi.HolderResult.NOT_HOLDER, store.complete(other, "t1", "fp", Duration.ofHours(1)));
+            }
+        }
+    }
+
+    /**
      * Commands clients sent that the store can send (commands run inside a script are counted by
      * Redis under their own names, so they are left out).
      */
