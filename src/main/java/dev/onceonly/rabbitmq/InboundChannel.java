@@ -61,6 +61,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private final Settlement settlement;
     private final Redelivery redelivery;
     private final CopySignature signature;
+    /** Whether a requeue raises the broker's delivery count (quorum queues; also found out at runtime). */
+    private volatile boolean requeueCounts;
     private final Queue<IncomingRabbitMessage<Object>> buffered = new ConcurrentLinkedQueue<>();
     private final AtomicLong requested = new AtomicLong();
     private final AtomicInteger emitting = new AtomicInteger();
@@ -80,6 +82,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
                 : CopySignature.derived(settings.connection(), settings.queue());
         this.redelivery = new Redelivery(settings, settlement, this::publisher, signature);
+        this.requeueCounts = settings.queueType().requeueCounts();
     }
 
     // ---------------------------------------------------------------- Reactive Streams
@@ -198,7 +201,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         Disposition disposition = Disposition.of(d.guardDecision(), reason, d.metadata.attempt(), settings.maxAttempts());
         switch (disposition.action()) {
             case REQUEUE_LATER -> {
-                if (settings.queueType().requeueCounts()) {
+                if (requeueCounts) {
                     // A requeue would spend an attempt (and on RabbitMQ 4 count towards the delivery limit).
                     settlement.hold(d, () -> redelivery.retry(d, false));
                 } else {
@@ -246,7 +249,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 ch = Topology.declare(consumeConnection, ch, settings);
             }
             ch.basicQos(settings.prefetch());
-            QueueConsumer c = new QueueConsumer(ch, settings, signature, this::received, this::consumerLost);
+            QueueConsumer c = new QueueConsumer(ch, settings, signature, this::received, this::consumerLost,
+                    this::requeuesAreCounted);
             ch.basicConsume(settings.queue(), false, "onceonly:" + name(), c);
             consumer = c;
         } catch (IOException | RuntimeException e) {
@@ -294,6 +298,17 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                         Durations.format(connection().recoveryInterval()));
                 scheduleReconsume();
             }
+        }
+    }
+
+    /**
+     * The queue is configured as classic but counts requeues (a quorum queue): BUSY and RETRY from
+     * now on come back as uncounted copies, so they never reach the broker's delivery limit.
+     */
+    private void requeuesAreCounted() {
+        if (!requeueCounts) {
+            requeueCounts = true;
+            LogId.ONCE0514W.log(name(), settings.queue());
         }
     }
 

@@ -21,21 +21,25 @@ final class QueueConsumer extends DefaultConsumer {
     private final Consumer<Delivery> deliveries;
     private final CopySignature signature;
     private final Consumer<String> lost;
+    private final Runnable countingQueue;
     private final Delivery.ChannelGeneration generation = new Delivery.ChannelGeneration();
     /** Registered with the broker and not cancelled or closed since. */
     private volatile boolean consuming;
 
     /**
+     * @param countingQueue told when a delivery shows the queue counts requeues though it is
+     *             configured as classic
      * @param lost told when the broker closed this consumer's AMQP channel on its own (the connection
      *             stayed up: amqp-client will not recover it) or cancelled the consumer
      */
     QueueConsumer(Channel channel, IncomingSettings settings, CopySignature signature, Consumer<Delivery> deliveries,
-                  Consumer<String> lost) {
+                  Consumer<String> lost, Runnable countingQueue) {
         super(channel);
         this.settings = settings;
         this.signature = signature;
         this.deliveries = deliveries;
         this.lost = lost;
+        this.countingQueue = countingQueue;
     }
 
     @Override
@@ -44,6 +48,11 @@ final class QueueConsumer extends DefaultConsumer {
         // Only the broker's own count, and only where the broker keeps one: on a classic queue the
         // header could only come from a publisher.
         int returned = settings.queueType() == QueueType.QUORUM ? intHeader(headers, RabbitHeaders.DELIVERY_COUNT) : 0;
+        if (returned == 0 && envelope.isRedeliver() && headers.containsKey(RabbitHeaders.DELIVERY_COUNT)) {
+            // A broker-counted redelivery on a queue configured as classic: the queue is a quorum
+            // queue (declare=false, or declared elsewhere), where requeues count.
+            countingQueue.run();
+        }
         String exchange = envelope.getExchange();
         String routingKey = envelope.getRoutingKey();
         int retries = 0;

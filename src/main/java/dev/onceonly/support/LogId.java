@@ -58,6 +58,8 @@ public enum LogId {
             + "coming back (RabbitMQ 4: after 20 returns): set them with a policy, or delete the queue to let it be declared"),
     ONCE0512W(Level.WARNING, "RabbitMQ channel '%s' is not consuming: %s; consuming again in %s"),
     ONCE0513I(Level.INFO, "RabbitMQ channel '%s' consumes queue '%s' again"),
+    ONCE0514W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' counts redeliveries (x-delivery-count) but is configured "
+            + "as classic; treating it as a quorum queue. Set queue.type=quorum"),
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     ONCE0402I(Level.INFO, "Ledger of consumer '%s' already holds key %s (unique violation: %s); the verifier decided %s"),
     ONCE0403I(Level.INFO, "Ledger purge deleted %d rows processed before %s"),

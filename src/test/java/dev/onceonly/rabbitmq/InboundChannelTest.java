@@ -53,11 +53,16 @@ class InboundChannelTest {
         rabbit = new TestRabbit();
         // The stale-delivery test needs time to drop the connection while a retry is held.
         String retryDelay = test.getTestMethod().orElseThrow().getName().contains("Stale") ? "3s" : "100ms";
-        // The quorum tests run on a quorum queue.
-        String queueType = test.getTestMethod().orElseThrow().getName().contains("Quorum") ? "quorum" : "classic";
+        String testName = test.getTestMethod().orElseThrow().getName();
+        // The quorum tests run on a quorum queue; the undeclared one on a quorum queue configured as classic.
+        String queueType = testName.contains("Quorum") && !testName.contains("Undeclared") ? "quorum" : "classic";
+        boolean declare = !testName.contains("Undeclared");
+        if (!declare) {
+            rabbit.declareQuorumQueue(queue);
+        }
         Map<String, String> props = Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
                 "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s", "queue.type", queueType,
-                "network-recovery-interval", "500ms");
+                "network-recovery-interval", "500ms", "declare", Boolean.toString(declare));
         channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover);
@@ -333,6 +338,27 @@ class InboundChannelTest {
         }
         refuse(again, Outcome.REJECTED);
         await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+    }
+
+    /**
+     * declare=false and queue.type left at classic while the queue is a quorum queue: plain requeues
+     * of BUSY deliveries raised x-delivery-count towards the broker's delivery limit (RabbitMQ 4
+     * drops at 20). The connector now notices the broker's count and sends BUSY back as copies.
+     */
+    @Test
+    void anUndeclaredQuorumQueueConfiguredAsClassicIsFoundOut() throws Exception {
+        probe.request(100);
+        rabbit.publish("", queue, "busy");
+        try (dev.onceonly.testing.LogCapture log = new dev.onceonly.testing.LogCapture()) {
+            for (int i = 0; i < 4; i++) {
+                Message<?> m = probe.next();
+                Object count = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().headers().get(RabbitHeaders.DELIVERY_COUNT);
+                assertTrue(count == null || ((Number) count).intValue() <= 1, "BUSY #" + i + " counted by the broker: " + count);
+                refuse(m, Outcome.BUSY);
+            }
+            assertTrue(log.contains("ONCE0514W"), log.lines().toString());
+        }
+        probe.next().ack();
     }
 
     private int consumers(String q) {

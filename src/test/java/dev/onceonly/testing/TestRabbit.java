@@ -56,6 +56,11 @@ public final class TestRabbit implements AutoCloseable {
         }
     }
 
+    /** A durable quorum queue, declared as an administrator would, outside the connector. */
+    public void declareQuorumQueue(String queue) throws IOException {
+        channel.queueDeclare(queue, true, false, false, java.util.Map.of("x-queue-type", "quorum"));
+    }
+
     public void bind(String queue, String exchange, String key) throws IOException {
         channel.queueBind(queue, exchange, key);
     }
