@@ -1,0 +1,101 @@
+package dev.onceonly.rabbitmq;
+
+import dev.onceonly.spi.Handover;
+import dev.onceonly.testing.TestRabbit;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+
+import static dev.onceonly.testing.Eventually.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The connector under a RabbitMQ user limited to its own names, as README states the rule: it
+ * declares its queue, exchange, dead-letter exchange and queue, consumes, publishes its counted
+ * retry copies (through the default exchange, "amq.default") and its dead letters — and needs
+ * nothing else.
+ */
+class RabbitPermissionsTest {
+
+    static final Duration LIMIT = Duration.ofSeconds(20);
+
+    final String id = UUID.randomUUID().toString().substring(0, 8);
+    final String names = "onceonly.perm." + id;
+    final String user = "onceonly-perm-" + id;
+    final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
+    final InboundChannelTest.Probe probe = new InboundChannelTest.Probe();
+    InboundChannel channel;
+
+    @BeforeEach
+    void limitedUser() throws Exception {
+        rabbitmqctl("add_user", user, "pw-" + id);
+        // The rule of README's "RabbitMQ permissions": the application's own names, plus the default
+        // exchange for retry copies.
+        String own = "^" + names.replace(".", "\\.") + "(\\..*)?$";
+        String ownAndDefault = "^(" + names.replace(".", "\\.") + "(\\..*)?|amq\\.default)$";
+        rabbitmqctl("set_permissions", "-p", "/", user, own, ownAndDefault, own);
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (channel != null) {
+            channel.stopConsuming();
+            channel.drainAndClose();
+        }
+        try (TestRabbit rabbit = new TestRabbit()) {
+            for (String q : List.of(names, names + ".dlq")) {
+                rabbit.deleteQueue(q);
+            }
+            for (String x : List.of(names + ".x", names + ".dlx")) {
+                rabbit.deleteExchange(x);
+            }
+        }
+        rabbitmqctl("delete_user", user);
+        resources.executor().shutdownNow();
+        resources.scheduler().shutdownNow();
+    }
+
+    @Test
+    void theConnectorWorksWithItsOwnNamesOnly() throws Exception {
+        Map<String, String> props = Map.of("channel-name", "perm", "queue.name", names, "exchange.name", names + ".x",
+                "routing-keys", "order", "host", "127.0.0.1", "username", user, "password", "pw-" + id,
+                "retry-delay", "100ms", "max-attempts", "2");
+        channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
+                .incoming(), resources, new Handover());
+        channel.subscribe(probe);
+        channel.start();
+        await("consuming under the limited user", LIMIT, () -> channel.connected(), up -> up);
+        probe.request(10);
+        try (TestRabbit rabbit = new TestRabbit()) {
+            rabbit.publish(names + ".x", "order", "fails twice");
+            Message<?> first = probe.next();
+            first.nack(new IllegalStateException("boom")); // a counted copy through the default exchange
+            Message<?> second = probe.next();
+            assertEquals(2, second.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+            second.nack(new IllegalStateException("boom")); // max-attempts: a dead letter
+            await("the dead letter", LIMIT, () -> TestRabbit.total(names + ".dlq"), n -> n == 1);
+        }
+    }
+
+    private static void rabbitmqctl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("rabbitmqctl"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " failed: " + out);
+        }
+    }
+}
