@@ -48,7 +48,11 @@ public @interface IdempotentMessage {
     /** RFC 6901 JSON Pointer into the payload for {@link KeyStrategy#JSON_POINTER}, e.g. {@code /orderId}. */
     @Nonbinding String keyPointer() default "";
 
-    /** Lease while in progress, e.g. {@code 30s}, {@code 500ms}, {@code PT1M}. Default {@code 30s}. */
+    /**
+     * Lease while in progress, e.g. {@code 10s}, {@code 500ms}, {@code PT1M}. Default {@code 10s}.
+     * Renewed while the handler runs, so it need not cover a long handler; it bounds how long the
+     * messages of an instance that died stay BUSY.
+     */
     @Nonbinding String lease() default "";
 
     /** How long a processed key is remembered, e.g. {@code 24h}. Default {@code 24h}. */

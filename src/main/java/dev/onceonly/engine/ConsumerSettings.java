@@ -25,7 +25,7 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
                                StoreFailurePolicy storeFailure, boolean ledger) {
 
     /** Built-in defaults: the values used when neither annotation nor configuration sets one. */
-    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(10);
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
     /** Shortest lease accepted: renewals every lease/3 must stay meaningful against store latency. */
     public static final Duration MIN_LEASE = Duration.ofMillis(30);
