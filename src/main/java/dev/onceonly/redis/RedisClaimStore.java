@@ -105,7 +105,9 @@ public final class RedisClaimStore implements ClaimStore {
 
     /** Connects as configured; does not fail when Redis is down (the store-failure policy handles that per message). */
     public static RedisClaimStore connect(RedisSettings settings) {
-        RedisClaimStore store = new RedisClaimStore(client(settings), settings.socketTimeout());
+        // In a cluster one node's timeout says nothing about the others: no quiet time there.
+        Duration quiet = settings.mode() == RedisSettings.Mode.CLUSTER ? Duration.ZERO : settings.socketTimeout();
+        RedisClaimStore store = new RedisClaimStore(client(settings), quiet);
         store.checkEvictionPolicy();
         LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());
         return store;
