@@ -151,7 +151,16 @@ public final class OnceOnlyConfig {
         boolean tls = "rediss".equals(uri.getScheme());
         RedisSettings.SentinelAuth sentinels = new RedisSettings.SentinelAuth(config.string("onceonly.redis.sentinel-user").orElse(null),
                 config.secret("onceonly.redis.sentinel-password").orElse(null), config.bool("onceonly.redis.sentinel-tls", tls));
-        return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels);
+        RedisSettings.TlsTrust trust = new RedisSettings.TlsTrust(
+                config.string("onceonly.redis.tls.truststore").map(java.nio.file.Path::of).orElse(null),
+                config.secret("onceonly.redis.tls.truststore-password").orElse(null),
+                config.string("onceonly.redis.tls.truststore-type").orElse("PKCS12"),
+                config.bool("onceonly.redis.tls.verify-hostname", true));
+        if (trust.truststore() != null && !java.nio.file.Files.isReadable(trust.truststore())) {
+            throw new InvalidConfigurationException("onceonly.redis.tls.truststore", trust.truststore().toString(),
+                    "a readable trust store file");
+        }
+        return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels, trust);
     }
 
     /**

@@ -12,6 +12,8 @@ import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisSentinelClient;
+import redis.clients.jedis.SslOptions;
+import redis.clients.jedis.SslVerifyMode;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -121,6 +123,7 @@ public final class RedisClaimStore implements ClaimStore {
                 .password(s.password())
                 .database(s.database())
                 .ssl(s.tls())
+                .sslOptions(s.tls() ? sslOptions(s.trust()) : null)
                 .clientName("onceonly")
                 .build();
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
@@ -146,6 +149,7 @@ public final class RedisClaimStore implements ClaimStore {
                             .user(s.sentinels().user())
                             .password(s.sentinels().password())
                             .ssl(s.sentinels().tls())
+                            .sslOptions(s.sentinels().tls() ? sslOptions(s.trust()) : null)
                             .clientName("onceonly-sentinel")
                             .build())
                     .build();
@@ -278,6 +282,17 @@ public final class RedisClaimStore implements ClaimStore {
             quietUntil = 0;
         }
         return reply;
+    }
+
+    /** Trust as configured; FULL verification checks the host name too (Jedis checks none by default). */
+    private static SslOptions sslOptions(RedisSettings.TlsTrust trust) {
+        SslOptions.Builder b = SslOptions.builder()
+                .sslVerifyMode(trust.verifyHostname() ? SslVerifyMode.FULL : SslVerifyMode.CA);
+        if (trust.truststore() != null) {
+            b.truststore(trust.truststore().toFile(), trust.password() == null ? null : trust.password().toCharArray())
+                    .trustStoreType(trust.type());
+        }
+        return b.build();
     }
 
     private static boolean timedOut(Throwable e) {

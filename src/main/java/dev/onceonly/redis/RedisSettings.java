@@ -18,10 +18,11 @@ import java.util.List;
  * @param poolSize        maximum connections in the pool
  * @param sentinels       how to reach the sentinels themselves (sentinel mode): their own ACL user,
  *                        password and TLS, which may differ from the data nodes'
+ * @param trust           whom TLS connections trust, and whether the host name is checked
  */
 public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user,
                             String password, int database, Duration connectTimeout, Duration socketTimeout,
-                            int poolSize, SentinelAuth sentinels) {
+                            int poolSize, SentinelAuth sentinels, TlsTrust trust) {
 
     public enum Mode { STANDALONE, SENTINEL, CLUSTER }
 
@@ -42,9 +43,37 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
         }
     }
 
+    /**
+     * Trust for TLS connections (data nodes and sentinels).
+     *
+     * @param truststore     a trust store file with the CA(s) to trust, or {@code null} for the JVM's
+     * @param password       its password, or {@code null}; never logged
+     * @param type           its type, e.g. {@code PKCS12} or {@code JKS}
+     * @param verifyHostname whether the server's certificate must name the host connected to (on
+     *                       unless switched off: without it anyone with a certificate from a
+     *                       trusted CA can stand in for Redis)
+     */
+    public record TlsTrust(java.nio.file.Path truststore, String password, String type, boolean verifyHostname) {
+        /** The JVM's trust store, host names verified. */
+        public static final TlsTrust DEFAULT = new TlsTrust(null, null, "PKCS12", true);
+
+        @Override
+        public String toString() {
+            return "TlsTrust[truststore=" + truststore + ", type=" + type + ", verifyHostname=" + verifyHostname + "]";
+        }
+    }
+
     public RedisSettings {
         nodes = List.copyOf(nodes);
         sentinels = sentinels == null ? SentinelAuth.NONE : sentinels;
+        trust = trust == null ? TlsTrust.DEFAULT : trust;
+    }
+
+    /** Settings with the JVM's trust for TLS, host names verified. */
+    public RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user, String password,
+                         int database, Duration connectTimeout, Duration socketTimeout, int poolSize, SentinelAuth sentinels) {
+        this(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout, poolSize,
+                sentinels, TlsTrust.DEFAULT);
     }
 
     /** Settings whose sentinels (if any) need no credentials or TLS. */
