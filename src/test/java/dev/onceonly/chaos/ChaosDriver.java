@@ -510,6 +510,22 @@ public final class ChaosDriver {
             }
             f.outstanding = outstanding;
             f.recoveryS = (last - f.killNanos) / 1e9;
+            // Handlers the kill cut off between their shipping call and their commit: the victim
+            // called shipping for the order before the kill, and the order was called again after it
+            // (a committed order is never called again). Their redo waits for the dead holder's lease.
+            long redone = 0;
+            for (int i = 0; i < s.orders; i++) {
+                List<ShippingCounter.Call> calls = shipping.calls(orders.orderId(i));
+                boolean before = calls.stream().anyMatch(c -> c.instance().equals(f.target) && c.nanos() <= f.killNanos);
+                java.util.Optional<ShippingCounter.Call> after = calls.stream().filter(c -> c.nanos() > f.killNanos).findFirst();
+                if (before && after.isPresent() && calls.stream().filter(c -> c.nanos() <= f.killNanos).allMatch(c -> c.instance().equals(f.target))) {
+                    f.cutOff++;
+                    redone = Math.max(redone, after.get().nanos() - f.killNanos);
+                }
+            }
+            if (f.cutOff > 0) {
+                f.redoneS = redone / 1e9;
+            }
         }
         report.evaluate();
         System.out.print(report.table());

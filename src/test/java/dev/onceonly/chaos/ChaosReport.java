@@ -27,6 +27,8 @@ public final class ChaosReport {
         double readyAgainS = Double.NaN;
         int outstanding;
         double recoveryS = Double.NaN;
+        int cutOff;
+        double redoneS = Double.NaN;
 
         Fault(String kind, double plannedS) {
             this.kind = kind;
@@ -228,12 +230,14 @@ public final class ChaosReport {
                         + "lease %d ms; %.1f %% of handlers slowed by %d ms; %d channel(s) per instance; drained at %.1f s%n%n",
                 orders.count, orders.copies, orders.delayed.size(), orders.invalid.size(), orders.messages(), settings.publishWindow.toSeconds(),
                 settings.lease.toMillis(), settings.slowPercent, settings.slowDelay.toMillis(), settings.concurrency, drainedS));
-        t.append("| fault | at s | target | what | back up after s | orders outstanding | recovery s |\n|---|---|---|---|---|---|---|\n");
+        t.append("| fault | at s | target | what | back up after s | orders outstanding | recovery s | cut off after shipping / redone after s |\n"
+                + "|---|---|---|---|---|---|---|---|\n");
         for (Fault f : faults) {
-            t.append(String.format(Locale.ROOT, "| %s | %.1f | %s | %s | %s | %s | %s |%n", f.kind, f.startS, f.target == null ? "" : f.target,
+            t.append(String.format(Locale.ROOT, "| %s | %.1f | %s | %s | %s | %s | %s | %s |%n", f.kind, f.startS, f.target == null ? "" : f.target,
                     f.detail, Double.isNaN(f.readyAgainS) ? "" : String.format(Locale.ROOT, "%.1f", f.readyAgainS),
                     f.killNanos == 0 ? "" : Integer.toString(f.outstanding),
-                    Double.isNaN(f.recoveryS) ? "" : String.format(Locale.ROOT, "%.1f", f.recoveryS)));
+                    Double.isNaN(f.recoveryS) ? "" : String.format(Locale.ROOT, "%.1f", f.recoveryS),
+                    f.killNanos == 0 ? "" : f.cutOff + (Double.isNaN(f.redoneS) ? "" : String.format(Locale.ROOT, " / %.1f", f.redoneS))));
         }
         t.append("\n| check | count |\n|---|---|\n");
         row(t, "orders with stock taken exactly once", exact);

@@ -83,6 +83,8 @@ public final class DemoInstance {
         xml.append("    <httpEndpoint id=\"defaultHttpEndpoint\" host=\"127.0.0.1\" httpPort=\"").append(httpPort)
                 .append("\" httpsPort=\"").append(httpsPort).append("\"/>\n");
         xml.append("    <applicationMonitor updateTrigger=\"disabled\" dropinsEnabled=\"false\"/>\n");
+        // Every life's log is kept (Liberty keeps 2 by default), so log IDs can be counted over the run.
+        xml.append("    <logging maxFiles=\"50\"/>\n");
         variables.forEach((k, v) -> xml.append("    <variable name=\"").append(escape(k)).append("\" value=\"").append(escape(v)).append("\"/>\n"));
         xml.append("</server>\n");
         Path overrides = dir().resolve("configDropins/overrides");
