@@ -89,6 +89,11 @@ public class EngineBenchmark {
         }
 
         @Override
+        public java.util.Optional<String> problem() {
+            return java.util.Optional.empty();
+        }
+
+        @Override
         public void close() {
         }
     }

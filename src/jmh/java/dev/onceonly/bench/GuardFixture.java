@@ -7,6 +7,7 @@ import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.Settings;
 
@@ -52,7 +53,7 @@ final class GuardFixture implements AutoCloseable {
         for (int i = 0; i < 8; i++) {
             body[i] = (byte) (n >>> (8 * i));
         }
-        return engine.guard(settings, message, null, HANDLER);
+        return engine.guard(settings, Dispatch.of(message), null, HANDLER);
     }
 
     @Override

@@ -5,23 +5,16 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import jakarta.json.Json;
+import dev.onceonly.testing.Args;
+import dev.onceonly.testing.DemoClient;
 import jakarta.json.JsonObject;
-import jakarta.json.JsonReader;
 
-import java.io.IOException;
-import java.io.StringReader;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,32 +41,25 @@ public final class LoadRun {
     private static final int DUPLICATE_WINDOW = 1000;
     private static final int CONFIRM_BATCH = 500;
 
-    private final Map<String, String> opts;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private final String url;
+    private final Args opts;
+    private final DemoClient demo;
 
-    private LoadRun(Map<String, String> opts) {
+    private LoadRun(Args opts) {
         this.opts = opts;
-        this.url = opts.getOrDefault("url", "http://localhost:9080");
+        this.demo = new DemoClient(opts.get("url", "http://localhost:9080"));
     }
 
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("--summary")) {
             List<JsonObject> runs = new ArrayList<>();
             for (int i = 1; i < args.length; i++) {
-                runs.add(parse(Files.readString(Path.of(args[i]))));
+                runs.add(DemoClient.parse(Files.readString(Path.of(args[i]))));
             }
             System.out.print(LoadSummary.table(runs));
             return;
         }
-        Map<String, String> opts = new LinkedHashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            if (!args[i].startsWith("--") || i + 1 == args.length) {
-                throw new IllegalArgumentException("expected --name value pairs, got " + args[i]
-                        + " (options: --count --duplicate-percent --warmup --skus --label --round --url --amqp --exchange --routing-key --queue --out)");
-            }
-            opts.put(args[i].substring(2), args[++i]);
-        }
+        Args opts = Args.parse(args,
+                "--count --duplicate-percent --warmup --skus --label --round --url --amqp --exchange --routing-key --queue --out");
         JsonObject result = new LoadRun(opts).run();
         String out = opts.get("out");
         if (out != null) {
@@ -83,19 +69,19 @@ public final class LoadRun {
     }
 
     private JsonObject run() throws Exception {
-        int count = intOpt("count", 20_000);
-        int duplicatePercent = intOpt("duplicate-percent", 20);
-        int warmup = intOpt("warmup", 4_000);
-        int skus = intOpt("skus", 20);
-        String label = opts.getOrDefault("label", "run");
-        String queue = opts.getOrDefault("queue", "inventory-bench");
+        int count = opts.integer("count", 20_000);
+        int duplicatePercent = opts.integer("duplicate-percent", 20);
+        int warmup = opts.integer("warmup", 4_000);
+        int skus = opts.integer("skus", 20);
+        String label = opts.get("label", "run");
+        String queue = opts.get("queue", "inventory-bench");
         if (count < 1 || duplicatePercent < 0 || duplicatePercent > 90 || warmup < 0 || skus < 1) {
             throw new IllegalArgumentException("need --count >= 1, --duplicate-percent 0..90, --warmup >= 0, --skus >= 1");
         }
 
-        awaitReady();
+        demo.awaitReady(READY_TIMEOUT);
         ConnectionFactory cf = new ConnectionFactory();
-        cf.setUri(opts.getOrDefault("amqp", "amqp://guest:guest@127.0.0.1:5672"));
+        cf.setUri(opts.get("amqp", "amqp://guest:guest@127.0.0.1:5672"));
         try (Connection connection = cf.newConnection("onceonly-load")) {
             Channel publish = connection.createChannel();
             Channel probe = connection.createChannel();
@@ -110,7 +96,7 @@ public final class LoadRun {
                 Orders warm = new Orders("warm-" + UUID.randomUUID() + "-", warmup, 0, skus);
                 follow(label + " warm-up", warm, publish, probe, queue, unroutable, timing().getJsonNumber("returned").longValue());
             }
-            http("DELETE", "/api/stats/timing");
+            demo.call("DELETE", "/api/stats/timing");
             JsonObject before = stats();
             Orders orders = new Orders("load-" + UUID.randomUUID() + "-", count, duplicatePercent, skus);
             System.out.printf("[%s] measuring: %,d messages (%,d distinct orders, %,d duplicates) on %d SKUs%n",
@@ -136,8 +122,8 @@ public final class LoadRun {
                           AtomicReference<String> unroutable, long base) throws Exception {
         AtomicInteger published = new AtomicInteger();
         AtomicReference<Exception> publishFailure = new AtomicReference<>();
-        String exchange = opts.getOrDefault("exchange", "orders");
-        String routingKey = opts.getOrDefault("routing-key", "order.bench");
+        String exchange = opts.get("exchange", "orders");
+        String routingKey = opts.get("routing-key", "order.bench");
         AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
                 .contentType("application/json").deliveryMode(2).build();
         long t0 = System.nanoTime();
@@ -189,7 +175,7 @@ public final class LoadRun {
         }
     }
 
-    private static JsonObject result(Map<String, String> opts, String label, int count, Orders orders, double wallSeconds,
+    private static JsonObject result(Args opts, String label, int count, Orders orders, double wallSeconds,
                                      CpuUse cpu, JsonObject before, JsonObject after, JsonObject shipping) {
         JsonObject timing = after.getJsonObject("timing");
         var outcomes = Json.createObjectBuilder();
@@ -199,7 +185,7 @@ public final class LoadRun {
         }
         return Json.createObjectBuilder()
                 .add("label", label)
-                .add("round", opts.getOrDefault("round", "1"))
+                .add("round", opts.get("round", "1"))
                 .add("messages", count)
                 .add("distinctOrders", orders.distinct())
                 .add("wallSeconds", Math.round(wallSeconds * 10) / 10.0)
@@ -225,27 +211,8 @@ public final class LoadRun {
         }
     }
 
-    private void awaitReady() throws Exception {
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        String last = "";
-        while (System.nanoTime() < deadline) {
-            try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + "/health/ready")).build(),
-                        HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
-                    return;
-                }
-                last = r.statusCode() + " " + r.body();
-            } catch (IOException e) {
-                last = e.toString();
-            }
-            Thread.sleep(500);
-        }
-        throw new IllegalStateException("demo at " + url + " not ready after " + READY_TIMEOUT.toSeconds() + " s: " + last);
-    }
-
     private JsonObject stats() throws Exception {
-        return parse(http("GET", "/api/stats"));
+        return demo.stats();
     }
 
     private JsonObject timing() throws Exception {
@@ -253,32 +220,7 @@ public final class LoadRun {
     }
 
     private JsonObject shippingSummary(String prefix) throws Exception {
-        return parse(http("GET", "/api/shipping?prefix=" + prefix));
-    }
-
-    private String http(String method, String path) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(30)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() != 200) {
-            throw new IllegalStateException(method + " " + path + " answered " + r.statusCode() + ": " + r.body());
-        }
-        return r.body();
-    }
-
-    static JsonObject parse(String json) {
-        try (JsonReader reader = Json.createReader(new StringReader(json))) {
-            return reader.readObject();
-        }
-    }
-
-    private int intOpt(String name, int defaultValue) {
-        String v = opts.get(name);
-        try {
-            return v == null ? defaultValue : Integer.parseInt(v.replace("_", ""));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a whole number, got '" + v + "'");
-        }
+        return DemoClient.parse(demo.call("GET", "/api/shipping?prefix=" + prefix));
     }
 
     /**

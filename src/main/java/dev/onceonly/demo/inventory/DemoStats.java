@@ -40,7 +40,7 @@ public class DemoStats {
         deadLettered.incrementAndGet();
     }
 
-    JsonObject toJson(int shippingCalls) {
+    JsonObject toJson(int shippingCalls, int shipments) {
         long duplicates = outcomes.get(Outcome.DUPLICATE.ordinal());
         JsonObjectBuilder b = Json.createObjectBuilder()
                 .add("processed", outcomes.get(Outcome.PROCESSED.ordinal()))
@@ -52,7 +52,8 @@ public class DemoStats {
                 .add("conflict", outcomes.get(Outcome.CONFLICT.ordinal()))
                 .add("rejected", outcomes.get(Outcome.REJECTED.ordinal()))
                 .add("deadLettered", deadLettered.get())
-                .add("shippingCalls", shippingCalls);
+                .add("shippingCalls", shippingCalls)
+                .add("shipments", shipments);
         return b.build();
     }
 }

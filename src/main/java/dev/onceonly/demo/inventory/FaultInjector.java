@@ -1,16 +1,32 @@
 package dev.onceonly.demo.inventory;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
+import java.time.Duration;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Makes a share of orders fail on their first attempt ({@code demo.fail-first-attempt-percent},
- * default 0), to show that a failed attempt is rolled back, released and retried, never remembered
- * as done. Which orders fail is decided by the order id, so it is repeatable.
+ * Faults to watch the guard at work, off by default (MicroProfile Config, so also environment
+ * variables such as {@code DEMO_FAIL_FIRST_ATTEMPT_PERCENT}):
+ * <ul>
+ *   <li>{@code demo.fail-first-attempt-percent} (0–100): that share of orders fails on its first
+ *       attempt, to show that a failed attempt is rolled back, released and retried, never
+ *       remembered as done;</li>
+ *   <li>{@code demo.slow-handler-percent} (0–100, decimals allowed) and {@code demo.slow-handler-delay}
+ *       ({@code 500ms}, {@code 3s}, {@code 1m}): that share of orders holds its handler this long
+ *       after taking stock and before calling shipping. Longer than the lease and with the claim
+ *       store unreachable meanwhile (so the lease cannot be renewed), the claim lapses while the
+ *       handler still runs: the lease-loss path.</li>
+ * </ul>
+ * Which orders are hit is decided by the order id (separately for each fault), so it is repeatable
+ * and every delivery of a slow order is slow.
  */
 @ApplicationScoped
 public class FaultInjector {
@@ -19,11 +35,72 @@ public class FaultInjector {
     @ConfigProperty(name = "demo.fail-first-attempt-percent", defaultValue = "0")
     int percent;
 
+    @Inject
+    @ConfigProperty(name = "demo.slow-handler-percent", defaultValue = "0")
+    double slowPercent;
+
+    @Inject
+    @ConfigProperty(name = "demo.slow-handler-delay", defaultValue = "5s")
+    String slowDelayText;
+
+    private Duration slowDelay;
     private final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
+
+    @PostConstruct
+    void validate() {
+        if (percent < 0 || percent > 100) {
+            throw new IllegalArgumentException("demo.fail-first-attempt-percent must be 0..100, got " + percent);
+        }
+        if (!(slowPercent >= 0 && slowPercent <= 100)) {
+            throw new IllegalArgumentException("demo.slow-handler-percent must be 0..100, got " + slowPercent);
+        }
+        slowDelay = parseDuration("demo.slow-handler-delay", slowDelayText);
+    }
+
+    /** Creates the bean at startup, so a bad value stops the application instead of failing orders. */
+    void atStartup(@Observes @Initialized(ApplicationScoped.class) Object ignored) {
+        // @PostConstruct has run.
+    }
 
     void maybeFailFirstAttempt(String orderId) {
         if (percent > 0 && Math.floorMod(orderId.hashCode(), 100) < percent && failedOnce.add(orderId)) {
             throw new IllegalStateException("injected failure on the first attempt of an order");
+        }
+    }
+
+    void maybeSlowDown(String orderId) {
+        if (slowPercent > 0 && Math.floorMod(orderId.hashCode() * 31 + 17, 10_000) < slowPercent * 100) {
+            try {
+                Thread.sleep(slowDelay.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while slowed down on purpose", e);
+            }
+        }
+    }
+
+    /** {@code 250ms}, {@code 3s}, {@code 2m}, or ISO-8601 ({@code PT3S}). */
+    static Duration parseDuration(String property, String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            Duration d;
+            if (t.startsWith("pt")) {
+                d = Duration.parse(t.toUpperCase(Locale.ROOT));
+            } else if (t.endsWith("ms")) {
+                d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            } else if (t.endsWith("s")) {
+                d = Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+            } else if (t.endsWith("m")) {
+                d = Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+            } else {
+                throw new IllegalArgumentException("no unit");
+            }
+            if (d.isNegative()) {
+                throw new IllegalArgumentException("negative");
+            }
+            return d;
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(property + " must be a duration such as 500ms, 3s or 1m, got '" + text + "'", e);
         }
     }
 }

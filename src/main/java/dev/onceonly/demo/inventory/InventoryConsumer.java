@@ -12,9 +12,13 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 /**
- * The guarded consumer: takes the ordered units from stock (in the same transaction as the guard's
- * ledger row) and asks shipping to send the parcel (an HTTP call nothing can roll back, so only the
- * claim protects it).
+ * The guarded consumer: checks the order, takes the ordered units from stock (in the same
+ * transaction as the guard's ledger row) and asks shipping to send the parcel: an HTTP call nothing
+ * can roll back, so it carries the guard's key as {@code Idempotency-Key} and shipping answers a
+ * repeated key without shipping again.
+ *
+ * <p>An invalid order ({@link Order#parse}) fails before anything is touched: it is retried up to
+ * {@code max-attempts} and then dead-lettered with the reason, never acted on.
  *
  * <p>The order id is the key: a redelivered or re-published order is a duplicate, and an order id
  * reused for a different order is a CONFLICT that ends in the dead-letter queue.
@@ -43,7 +47,7 @@ public class InventoryConsumer {
     @IdempotentMessage(consumer = CONSUMER, keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId")
     @Transactional
     public void onOrder(String json) {
-        Order order = Order.parse(json);
+        Order order = Order.parse(json); // throws InvalidOrderException before any effect
         // Locked: several channels may take from the same SKU at once.
         Stock stock = em.find(Stock.class, order.sku(), LockModeType.PESSIMISTIC_WRITE);
         if (stock == null) {
@@ -53,6 +57,7 @@ public class InventoryConsumer {
         stock.take(order.quantity());
         em.flush();
         faults.maybeFailFirstAttempt(order.orderId());
+        faults.maybeSlowDown(order.orderId());
         shipping.ship(order.orderId());
     }
 }

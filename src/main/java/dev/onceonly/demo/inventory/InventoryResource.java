@@ -69,10 +69,12 @@ public class InventoryResource {
         if (copies < 1 || copies > 100) {
             throw new BadRequestException("copies must be between 1 and 100");
         }
-        Order order = new Order(body.getString("orderId", UUID.randomUUID().toString()),
-                body.getString("sku", "widget"), body.getInt("quantity", 1));
-        if (order.quantity() < 1) {
-            throw new BadRequestException("quantity must be positive");
+        Order order;
+        try {
+            order = new Order(body.getString("orderId", UUID.randomUUID().toString()),
+                    body.getString("sku", "widget"), body.getInt("quantity", 1));
+        } catch (InvalidOrderException | ClassCastException e) {
+            throw new BadRequestException(e.getMessage());
         }
         send(List.of(order), copies);
         return Json.createObjectBuilder().add("orderId", order.orderId()).add("published", copies).build();
@@ -88,8 +90,12 @@ public class InventoryResource {
         }
         String p = prefix == null ? UUID.randomUUID() + "-" : prefix;
         List<Order> batch = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            batch.add(new Order(p + i, sku, 1));
+        try {
+            for (int i = 0; i < count; i++) {
+                batch.add(new Order(p + i, sku, 1));
+            }
+        } catch (InvalidOrderException e) {
+            throw new BadRequestException(e.getMessage());
         }
         send(batch, copies);
         return Json.createObjectBuilder().add("prefix", p).add("published", count * copies).build();
@@ -137,7 +143,7 @@ public class InventoryResource {
     @GET
     @Path("/stats")
     public JsonObject stats() {
-        return Json.createObjectBuilder(stats.toJson(shipping.totalCalls())).add("timing", timings.toJson()).build();
+        return Json.createObjectBuilder(stats.toJson(shipping.totalCalls(), shipping.totalShipments())).add("timing", timings.toJson()).build();
     }
 
     /** Starts a new latency window (the counters above stay cumulative). */

@@ -1,5 +1,6 @@
 package dev.onceonly.demo.inventory;
 
+import dev.onceonly.http.IdempotencyKeyHeader;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -14,7 +15,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** Calls the shipping service over HTTP: a side effect outside the database, which a rollback cannot undo. */
+/**
+ * Calls the shipping service over HTTP: a side effect outside the database, which a rollback cannot
+ * undo. A handler that dies after this call and before its commit runs again and calls again, so
+ * the request carries the guard's key ({@code Idempotency-Key}, the same for every delivery of the
+ * order, on every instance), and the service answers a key it has served without shipping again.
+ */
 @ApplicationScoped
 public class ShippingClient {
 
@@ -29,7 +35,9 @@ public class ShippingClient {
     String url;
 
     void ship(String orderId) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/" + URLEncoder.encode(orderId, StandardCharsets.UTF_8)))
+        // Inside the guarded handler: sets Idempotency-Key to the guard's key for this message.
+        HttpRequest request = IdempotencyKeyHeader.apply(
+                        HttpRequest.newBuilder(URI.create(url + "/" + URLEncoder.encode(orderId, StandardCharsets.UTF_8))))
                 .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build();
         try {
             HttpResponse<Void> response = http.send(request, HttpResponse.BodyHandlers.discarding());

@@ -1,0 +1,68 @@
+package dev.onceonly.it;
+
+import dev.onceonly.chaos.ChaosDriver;
+import dev.onceonly.chaos.ChaosReport;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The short chaos run in the build (the full one: bench/run-chaos.sh, RELIABILITY.md): two demo
+ * instances (servers onceonly-chaos-a and -b, created by the build, started and killed here) on one
+ * queue, RabbitMQ, PostgreSQL with the ledger and a Redis of the run's own; 1,000 orders with 35 %
+ * byte-identical copies and 11 invalid orders over 75 s while every fault kind is injected once or
+ * more: kill -9 of each instance (three in all), Redis killed and restarted empty, Redis frozen
+ * longer than the lease while slow handlers run, broker-side connection and channel closes,
+ * PostgreSQL backends terminated. Every order's stock must be taken exactly once, every order
+ * shipped once (by Idempotency-Key), every invalid order dead-lettered with its reason, and the
+ * queues must end empty.
+ */
+class ChaosIT {
+
+    @Test
+    void everyOrderTakesEffectExactlyOnceThroughCrashesAndOutages() throws Exception {
+        String port = System.getProperty("http.port", "9080");
+        ChaosDriver.Settings s = new ChaosDriver.Settings();
+        s.label = "it";
+        s.orders = 1000;
+        s.copyPercent = 35;
+        s.invalidOrders = 11;
+        s.publishWindow = Duration.ofSeconds(75);
+        s.kills = 3;
+        s.slowPercent = 2;
+        s.deadline = Duration.ofMinutes(9);
+        s.queue = "inventory-chaos-it-" + port;
+        s.schema = "onceonly_chaos_it_" + port;
+        s.wlp = Path.of(System.getProperty("liberty.wlp.dir", "target/liberty/wlp"));
+        s.servers = List.of("onceonly-chaos-a", "onceonly-chaos-b");
+        s.ports = freePorts(4);
+        s.out = Path.of("target/chaos");
+        long start = System.nanoTime();
+        ChaosReport report = new ChaosDriver(s).run();
+        System.out.printf("ChaosIT: %s (%.0f s)%n", report.verdict(), (System.nanoTime() - start) / 1e9);
+        assertTrue(report.passed(), report::table);
+    }
+
+    private static int[] freePorts(int n) throws Exception {
+        int[] ports = new int[n];
+        ServerSocket[] held = new ServerSocket[n];
+        try {
+            for (int i = 0; i < n; i++) {
+                held[i] = new ServerSocket(0);
+                ports[i] = held[i].getLocalPort();
+            }
+        } finally {
+            for (ServerSocket socket : held) {
+                if (socket != null) {
+                    socket.close();
+                }
+            }
+        }
+        return ports;
+    }
+}
