@@ -9,9 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -39,12 +37,12 @@ class RabbitPermissionsTest {
 
     @BeforeEach
     void limitedUser() throws Exception {
-        rabbitmqctl("add_user", user, "pw-" + id);
+        TestRabbit.rabbitmqctl("add_user", user, "pw-" + id);
         // The rule of README's "RabbitMQ permissions": the application's own names, plus the default
         // exchange for retry copies.
         String own = "^" + names.replace(".", "\\.") + "(\\..*)?$";
         String ownAndDefault = "^(" + names.replace(".", "\\.") + "(\\..*)?|amq\\.default)$";
-        rabbitmqctl("set_permissions", "-p", "/", user, own, ownAndDefault, own);
+        TestRabbit.rabbitmqctl("set_permissions", "-p", "/", user, own, ownAndDefault, own);
     }
 
     @AfterEach
@@ -61,7 +59,7 @@ class RabbitPermissionsTest {
                 rabbit.deleteExchange(x);
             }
         }
-        rabbitmqctl("delete_user", user);
+        TestRabbit.rabbitmqctl("delete_user", user);
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();
     }
@@ -86,16 +84,6 @@ class RabbitPermissionsTest {
             assertEquals(2, second.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
             second.nack(new IllegalStateException("boom")); // max-attempts: a dead letter
             await("the dead letter", LIMIT, () -> TestRabbit.total(names + ".dlq"), n -> n == 1);
-        }
-    }
-
-    private static void rabbitmqctl(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("rabbitmqctl"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) {
-            throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " failed: " + out);
         }
     }
 }

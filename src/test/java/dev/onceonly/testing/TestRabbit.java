@@ -134,7 +134,8 @@ public final class TestRabbit implements AutoCloseable {
         rabbitmqctl("close_connection", pid, "closed by a test");
     }
 
-    private static String rabbitmqctl(String... args) throws Exception {
+    /** Runs {@code rabbitmqctl} with {@code args}; fails with its output when it fails. */
+    public static String rabbitmqctl(String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("rabbitmqctl"));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
