@@ -39,6 +39,8 @@ public class OnceOnlyExtension implements Extension {
     private volatile OnceOnlyConfig.Global global;
     private volatile OnceOnlyConfig.LedgerSettings ledgerSettings;
     private volatile KeyDeriver keyDeriver;
+    /** Whether a consumer found at deployment uses the ledger (so the runtime starts it). */
+    private volatile boolean ledgerAtDeployment;
 
     void collect(@Observes @WithAnnotations(IdempotentMessage.class) ProcessAnnotatedType<?> pat) {
         AnnotatedType<?> type = pat.getAnnotatedType();
@@ -107,6 +109,7 @@ public class OnceOnlyExtension implements Extension {
                             gm.settings().consumer(), "a consumer name not used by another method (also on " + other + ")");
                 }
                 methods.put(method, gm);
+                ledgerAtDeployment |= gm.settings().ledger();
             } catch (InvalidConfigurationException e) {
                 adv.addDeploymentProblem(e);
             }
@@ -170,7 +173,15 @@ public class OnceOnlyExtension implements Extension {
             // Only here, on first use, is the binding read by reflection; every later call is the lookup above.
             gm = methods.computeIfAbsent(method, m -> {
                 IdempotentMessage a = m.getAnnotation(IdempotentMessage.class);
-                return resolve(m, a != null ? a : m.getDeclaringClass().getAnnotation(IdempotentMessage.class));
+                GuardedMethod late = resolve(m, a != null ? a : m.getDeclaringClass().getAnnotation(IdempotentMessage.class));
+                if (late.settings().ledger() && !ledgerAtDeployment) {
+                    // The ledger is checked and started at startup, for the consumers found then; this
+                    // one would meet no ledger at all (a NullPointerException per message before).
+                    throw new InvalidConfigurationException(config.propertyOf(late.settings().consumer(), "ledger"), "true",
+                            "false for " + m + ", which was first seen at its first call: the ledger starts only when a "
+                                    + "consumer found at deployment uses it");
+                }
+                return late;
             });
         }
         return gm;

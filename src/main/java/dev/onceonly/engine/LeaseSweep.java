@@ -5,6 +5,7 @@ import dev.onceonly.support.LogId;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The sweep runs every sixth of the shortest lease seen so far and renews each claim that would
  * otherwise go more than a third of its lease without renewal before the next run: renewals come
- * every lease/6 to lease/3, never later.
+ * every lease/6 to lease/3, never later. Each renewal runs as a task of its own on the scheduler.
  */
 final class LeaseSweep {
 
@@ -36,6 +37,8 @@ final class LeaseSweep {
 
     private final ScheduledExecutorService scheduler;
     private final Set<Lease> held = ConcurrentHashMap.newKeySet();
+    /** Leases whose renewal task is still running: never two at once for one lease. */
+    private final Set<Lease> renewing = ConcurrentHashMap.newKeySet();
     private final Object lock = new Object();
     /** Period of the running sweep. */
     private volatile long periodMillis = Long.MAX_VALUE;
@@ -93,14 +96,26 @@ final class LeaseSweep {
         long now = System.nanoTime();
         long period = TimeUnit.MILLISECONDS.toNanos(periodMillis);
         for (Lease lease : held) {
-            if (now - lease.renewAtNanos() >= -period) {
+            if (now - lease.renewAtNanos() >= -period && renewing.add(lease)) {
+                // Each renewal a task of its own: a store node that is slow to answer holds up only
+                // the renewals waiting on it, not every lease behind it in the sweep.
                 try {
-                    lease.renew(now);
-                } catch (RuntimeException e) {
-                    // One claim's failure must not end the sweep (a periodic task that throws is never run again).
-                    LogId.ONCE0202W.log(lease.consumer(), lease.keyDigest(), e, periodMillis);
+                    scheduler.execute(() -> renew(lease, now));
+                } catch (RejectedExecutionException e) {
+                    renewing.remove(lease); // stopping
                 }
             }
+        }
+    }
+
+    private void renew(Lease lease, long now) {
+        try {
+            lease.renew(now);
+        } catch (RuntimeException e) {
+            // Reported here: a failed renewal is tried again at the next sweep.
+            LogId.ONCE0202W.log(lease.consumer(), lease.keyDigest(), e, periodMillis);
+        } finally {
+            renewing.remove(lease);
         }
     }
 }

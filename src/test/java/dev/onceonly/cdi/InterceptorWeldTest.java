@@ -173,4 +173,31 @@ class InterceptorWeldTest {
         assertEquals("cdi-key:" + digest + "|cdi-key:" + digest, bean.keyAndHeader(body));
         assertEquals("none", bean.keyOutsideAGuard());
     }
+
+    /** A guarded method the container did not show at deployment, found only at its first call. */
+    public static class NotSeenAtDeployment {
+        @dev.onceonly.api.IdempotentMessage(consumer = "late-ledger")
+        public void on(String body) {
+        }
+    }
+
+    @Inject
+    OnceOnlyExtension extension;
+
+    /**
+     * Such a method with the ledger on would meet no ledger (it is started at startup, for the
+     * consumers found then): before, every message failed with a NullPointerException. Now its first
+     * call fails naming the property.
+     */
+    @Test
+    void aMethodFirstSeenAtItsFirstCallCannotTurnTheLedgerOn() throws Exception {
+        System.setProperty("onceonly.consumers.late-ledger.ledger", "true");
+        try {
+            dev.onceonly.api.InvalidConfigurationException e = assertThrows(dev.onceonly.api.InvalidConfigurationException.class,
+                    () -> extension.method(NotSeenAtDeployment.class.getMethod("on", String.class)));
+            assertEquals("onceonly.consumers.late-ledger.ledger", e.property());
+        } finally {
+            System.clearProperty("onceonly.consumers.late-ledger.ledger");
+        }
+    }
 }

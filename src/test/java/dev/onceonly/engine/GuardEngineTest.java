@@ -334,7 +334,7 @@ class GuardEngineTest {
     }
 
     /** A store that can be taken down (every call fails, as when Redis is unreachable) and closed. */
-    private static final class SwitchableStore implements dev.onceonly.spi.ClaimStore {
+    private static class SwitchableStore implements dev.onceonly.spi.ClaimStore {
         final dev.onceonly.spi.ClaimStore inner;
         volatile boolean down;
 
@@ -455,5 +455,47 @@ class GuardEngineTest {
         }));
         assertNull(handle(settings, message("lapsed")), "a later copy is a duplicate");
         assertEquals(1, runs.get());
+    }
+
+    /**
+     * One store node slow to answer (a renewal of one key takes longer than another key's whole
+     * lease) must not hold up the renewals of the other claims. Before, the sweep renewed one
+     * claim after the other on its thread: the other lease ran out behind the slow renewal and a
+     * second holder could take that key while its handler still ran.
+     */
+    @Test
+    void aSlowRenewalDoesNotHoldUpTheOthers() throws Exception {
+        InMemoryClaimStore memory = new InMemoryClaimStore(1000, Clock.systemUTC());
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(300));
+        String slowKey = keys.derive(shortLease, view("slow-node"), null).storeKey();
+        dev.onceonly.spi.ClaimStore slowForOneKey = new SwitchableStore(memory) {
+            @Override
+            public dev.onceonly.spi.HolderResult extend(String key, String token, Duration lease) {
+                if (key.equals(slowKey)) {
+                    try {
+                        Thread.sleep(1500); // a node that answers late
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return super.extend(key, token, lease);
+            }
+        };
+        ScheduledExecutorService pool = Executors.newScheduledThreadPool(4);
+        try {
+            engine = new GuardEngine(slowForOneKey, TransactionRunner.NONE, null, pool, events::add, keys);
+            CountDownLatch started = new CountDownLatch(2);
+            CompletableFuture<Object> slow = slowHandler(shortLease, "slow-node", started);
+            CompletableFuture<Object> fast = slowHandler(shortLease, "fast-node", started);
+            assertTrue(started.await(5, TimeUnit.SECONDS));
+            Thread.sleep(700); // the slow renewal is still waiting; the fast key's lease is 300 ms
+            MessageKey fastKey = keys.derive(shortLease, view("fast-node"), null);
+            assertEquals(ClaimState.IN_PROGRESS, memory.claim(fastKey.storeKey(), "intruder", fastKey.fingerprint(),
+                    Duration.ofSeconds(5)).state(), "the fast key's lease was kept");
+            assertEquals("done", fast.get(10, TimeUnit.SECONDS));
+            assertEquals("done", slow.get(10, TimeUnit.SECONDS));
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }
