@@ -17,12 +17,11 @@ import dev.onceonly.support.LogId;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The guard, in plain Java: derives the key, claims it, runs the handler inside the transaction
@@ -52,8 +51,14 @@ public final class GuardEngine {
     final GuardListener listener;
     private final KeyDeriver keys;
     final LeaseSweep leases;
-    /** Guarded calls between claim (or the start of a ledger-only run) and their finalisation. */
-    private final Set<GuardedCall<?>> inFlight = new HashSet<>();
+    /**
+     * Guarded calls between claim (or the start of a ledger-only run) and their finalisation. A
+     * counter, not a set under a lock: every message passes here, on every consumer thread.
+     */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** Where {@link #close} waits for {@link #inFlight} to reach zero. */
+    private final Object idle = new Object();
+    private volatile boolean closing;
 
     /**
      * @param ledger    the ledger, or {@code null} when no consumer uses one
@@ -80,34 +85,34 @@ public final class GuardEngine {
      */
     public int close(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (inFlight) {
-            while (!inFlight.isEmpty()) {
+        closing = true;
+        synchronized (idle) {
+            while (inFlight.get() > 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     break;
                 }
                 try {
-                    TimeUnit.NANOSECONDS.timedWait(inFlight, left);
+                    TimeUnit.NANOSECONDS.timedWait(idle, left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     break;
                 }
             }
-            leases.stop();
-            return inFlight.size();
         }
+        leases.stop();
+        return inFlight.get();
     }
 
-    void started(GuardedCall<?> call) {
-        synchronized (inFlight) {
-            inFlight.add(call);
-        }
+    void started() {
+        inFlight.incrementAndGet();
     }
 
-    void finished(GuardedCall<?> call) {
-        synchronized (inFlight) {
-            if (inFlight.remove(call) && inFlight.isEmpty()) {
-                inFlight.notifyAll();
+    /** Called exactly once per {@link #started()} ({@link GuardedCall} makes sure). */
+    void finished() {
+        if (inFlight.decrementAndGet() == 0 && closing) {
+            synchronized (idle) {
+                idle.notifyAll();
             }
         }
     }
@@ -166,7 +171,7 @@ public final class GuardEngine {
         }
 
         GuardedCall<T> call = new GuardedCall<>(this, settings, dispatch, key, claim == null ? null : token, start, handler);
-        started(call);
+        started();
         call.holdLease();
         call.guardNanos += System.nanoTime() - start;
         try {

@@ -44,6 +44,12 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      */
     private volatile long completeUntilNanos;
     private volatile boolean completed;
+    /**
+     * Set once the engine was told this call is over. The paths that end a call (its completion, a
+     * retried completion on the sweep's thread) never run at once; volatile because they may run
+     * on different threads.
+     */
+    private volatile boolean finished;
 
     GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
                 long start, TransactionRunner.Work<T> handler) {
@@ -217,7 +223,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
 
     private void finish(String operation, boolean complete) {
         if (token == null) {
-            engine.finished(this);
+            finished();
             return;
         }
         try {
@@ -241,7 +247,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             LogId.ONCE0102W.log(engine.store.name(), operation, settings.consumer(), key.digest(), e.getCause(),
                     Durations.format(settings.lease()));
         }
-        engine.finished(this);
+        finished();
     }
 
     /**
@@ -268,15 +274,23 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             } else {
                 LogId.ONCE0103W.log(settings.consumer(), key.digest(), "complete", elapsedMillis(), Durations.format(settings.lease()));
             }
-            engine.finished(this);
+            finished();
         } catch (ClaimStoreException e) {
             engine.listener.onStoreError(settings.consumer(), "complete");
             if (now - completeUntilNanos >= 0) {
                 engine.leases.drop(this);
                 completeUntilNanos = 0;
                 LogId.ONCE0107W.log(settings.consumer(), key.digest(), Durations.format(settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
-                engine.finished(this);
+                finished();
             }
+        }
+    }
+
+    /** Tells the engine this call is over, once, whichever path ends it. */
+    private void finished() {
+        if (!finished) {
+            finished = true;
+            engine.finished();
         }
     }
 

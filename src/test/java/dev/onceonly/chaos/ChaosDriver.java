@@ -242,7 +242,7 @@ public final class ChaosDriver {
             i.env("ONCEONLY_STORE", "redis").env("ONCEONLY_REDIS_URL", redis.url())
                     .env("ONCEONLY_LEASE", s.lease.toMillis() + "ms")
                     .env("DEMO_SLOW_HANDLER_PERCENT", Double.toString(s.slowPercent))
-                    .env("DEMO_SLOW_HANDLER_DELAY", s.slowDelay.toMillis() + "ms");
+                    .env("DEMO_SLOW_HANDLER_DELAY", s.slowDelay.toString());
             instances.add(i);
         }
         List<Thread> starting = new ArrayList<>();

@@ -8,7 +8,6 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -20,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *       attempt, to show that a failed attempt is rolled back, released and retried, never
  *       remembered as done;</li>
  *   <li>{@code demo.slow-handler-percent} (0–100, decimals allowed) and {@code demo.slow-handler-delay}
- *       ({@code 500ms}, {@code 3s}, {@code 1m}): that share of orders holds its handler this long
+ *       (ISO-8601, e.g. {@code PT3S}, {@code PT0.5S}): that share of orders holds its handler this long
  *       after taking stock and before calling shipping. Longer than the lease and with the claim
  *       store unreachable meanwhile (so the lease cannot be renewed), the claim lapses while the
  *       handler still runs: the lease-loss path.</li>
@@ -39,11 +38,10 @@ public class FaultInjector {
     @ConfigProperty(name = "demo.slow-handler-percent", defaultValue = "0")
     double slowPercent;
 
+    /** Converted by MicroProfile Config ({@link Duration#parse}); an invalid value stops deployment naming the property. */
     @Inject
-    @ConfigProperty(name = "demo.slow-handler-delay", defaultValue = "5s")
-    String slowDelayText;
-
-    private Duration slowDelay;
+    @ConfigProperty(name = "demo.slow-handler-delay", defaultValue = "PT5S")
+    Duration slowDelay;
     private final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
 
     @PostConstruct
@@ -54,7 +52,9 @@ public class FaultInjector {
         if (!(slowPercent >= 0 && slowPercent <= 100)) {
             throw new IllegalArgumentException("demo.slow-handler-percent must be 0..100, got " + slowPercent);
         }
-        slowDelay = parseDuration("demo.slow-handler-delay", slowDelayText);
+        if (slowDelay.isNegative()) {
+            throw new IllegalArgumentException("demo.slow-handler-delay must not be negative, got " + slowDelay);
+        }
     }
 
     /** Creates the bean at startup, so a bad value stops the application instead of failing orders. */
@@ -76,31 +76,6 @@ public class FaultInjector {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while slowed down on purpose", e);
             }
-        }
-    }
-
-    /** {@code 250ms}, {@code 3s}, {@code 2m}, or ISO-8601 ({@code PT3S}). */
-    static Duration parseDuration(String property, String text) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        try {
-            Duration d;
-            if (t.startsWith("pt")) {
-                d = Duration.parse(t.toUpperCase(Locale.ROOT));
-            } else if (t.endsWith("ms")) {
-                d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
-            } else if (t.endsWith("s")) {
-                d = Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
-            } else if (t.endsWith("m")) {
-                d = Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
-            } else {
-                throw new IllegalArgumentException("no unit");
-            }
-            if (d.isNegative()) {
-                throw new IllegalArgumentException("negative");
-            }
-            return d;
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException(property + " must be a duration such as 500ms, 3s or 1m, got '" + text + "'", e);
         }
     }
 }

@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -49,15 +48,5 @@ class OrderTest {
         assertThrows(InvalidOrderException.class, () -> Order.parse("{\"orderId\":\"o\",\"sku\":\"" + "w".repeat(65) + "\",\"quantity\":1}"));
         assertThrows(InvalidOrderException.class, () -> Order.parse("{\"orderId\":\"o\",\"sku\":\"w\",\"quantity\":1" + " ".repeat(4100) + "}"));
         assertEquals(64, Order.parse("{\"orderId\":\"o\",\"sku\":\"" + "w".repeat(64) + "\",\"quantity\":1}").sku().length());
-    }
-
-    @Test
-    void faultDelaysParse() {
-        assertEquals(Duration.ofMillis(500), FaultInjector.parseDuration("p", "500ms"));
-        assertEquals(Duration.ofSeconds(3), FaultInjector.parseDuration("p", "3s"));
-        assertEquals(Duration.ofMinutes(1), FaultInjector.parseDuration("p", "1m"));
-        assertEquals(Duration.ofSeconds(3), FaultInjector.parseDuration("p", "PT3S"));
-        assertThrows(IllegalArgumentException.class, () -> FaultInjector.parseDuration("p", "3"));
-        assertThrows(IllegalArgumentException.class, () -> FaultInjector.parseDuration("p", "-3s"));
     }
 }
