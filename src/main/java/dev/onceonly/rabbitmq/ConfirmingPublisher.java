@@ -75,27 +75,23 @@ final class ConfirmingPublisher {
     CompletableFuture<Void> publish(String exchange, String routingKey, boolean mandatory,
                                     AMQP.BasicProperties properties, byte[] body) {
         Pending entry = new Pending(new CompletableFuture<>());
-        long seq;
         synchronized (publishLock) {
-            seq = channel.getNextPublishSeqNo();
+            long seq = channel.getNextPublishSeqNo();
             AMQP.BasicProperties props = mandatory ? withHeader(properties, SEQUENCE_HEADER, seq) : properties;
+            // The timeout is set before the publish: a confirm that comes at once must find it to cancel.
+            entry.timeout = scheduler.schedule(() -> {
+                if (pending.remove(seq, entry)) {
+                    fail(entry, new TimeoutException("no publisher confirm within " + timeout.toMillis() + " ms"));
+                }
+            }, timeout.toMillis(), TimeUnit.MILLISECONDS);
             pending.put(seq, entry);
             try {
                 channel.basicPublish(exchange, routingKey, mandatory, props, body);
             } catch (IOException | RuntimeException e) {
                 // AlreadyClosedException (a RuntimeException) while the connection is down.
                 pending.remove(seq, entry);
-                entry.confirmed.completeExceptionally(e);
-                return entry.confirmed;
+                entry.complete(e);
             }
-        }
-        entry.timeout = scheduler.schedule(() -> {
-            if (pending.remove(seq, entry)) {
-                fail(entry, new TimeoutException("no publisher confirm within " + timeout.toMillis() + " ms"));
-            }
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
-        if (entry.confirmed.isDone()) {
-            entry.timeout.cancel(false); // confirmed before its timeout was even set
         }
         return entry.confirmed;
     }
@@ -147,6 +143,7 @@ final class ConfirmingPublisher {
     /** One publish awaiting its confirm, and its timeout, cancelled once the confirm came. */
     private static final class Pending {
         final CompletableFuture<Void> confirmed;
+        /** Set before the publish, so every completion finds it. */
         volatile ScheduledFuture<?> timeout;
 
         Pending(CompletableFuture<Void> confirmed) {
@@ -154,10 +151,7 @@ final class ConfirmingPublisher {
         }
 
         void complete(Exception failure) {
-            ScheduledFuture<?> t = timeout;
-            if (t != null) {
-                t.cancel(false); // else each publish's timeout task stayed queued for the whole timeout
-            }
+            timeout.cancel(false); // else each publish's timeout task stayed queued for the whole timeout
             if (failure == null) {
                 confirmed.complete(null);
             } else {
