@@ -1,17 +1,19 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.support.LogId;
+import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.jpa.JpaLedger;
 import dev.onceonly.jpa.JtaTransactionRunner;
 import dev.onceonly.jpa.LedgerSchema;
+import dev.onceonly.jpa.LedgerSessions;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Dependent;
+import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
-import jakarta.persistence.PersistenceContext;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.UserTransaction;
 
@@ -29,36 +31,50 @@ import java.time.Clock;
 @ApplicationScoped
 public class LedgerBeans {
 
-    /** The persistence unit holding {@link dev.onceonly.jpa.ProcessedMessage}; on the business data's datasource. */
-    public static final String PERSISTENCE_UNIT = "onceonly";
-    /** That datasource (persistence.xml), for {@code onceonly.ledger.create-schema}. */
-    static final String DATASOURCE = "jdbc/onceonly";
-
-    @PersistenceContext(unitName = PERSISTENCE_UNIT)
-    EntityManager em;
-
     @Inject
     RequiresNewTransaction newTransaction;
 
     @Inject
     OnceOnlyExtension extension;
 
-    /** Created when the runtime first uses it, which happens only when a consumer has the ledger on. */
+    private volatile LedgerSessions sessions;
+
+    /**
+     * Created when the runtime first uses it, which happens only when a consumer has the ledger on;
+     * on the datasource {@code onceonly.ledger.datasource} names.
+     */
     @Produces
     @ApplicationScoped
     Ledger ledger() {
-        if (extension.ledgerSettings().createSchema()) {
-            createSchema();
+        OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
+        DataSource dataSource = dataSource(settings.dataSource());
+        if (settings.createSchema()) {
+            try {
+                LogId.ONCE0406I.log(LedgerSchema.apply(dataSource));
+            } catch (SQLException e) {
+                throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the ledger DDL through "
+                        + settings.dataSource() + " failed: " + e, e);
+            }
         }
-        return new JpaLedger(em, newTransaction, Clock.systemUTC());
+        LedgerSessions built = LedgerSessions.on(dataSource);
+        sessions = built;
+        return new JpaLedger(built::current, newTransaction, Clock.systemUTC());
     }
 
-    private static void createSchema() {
+    /** Called by {@link OnceOnlyRuntime} once no guarded call runs any more. */
+    void close(@Disposes Ledger ledger) {
+        LedgerSessions open = sessions;
+        if (open != null) {
+            open.close();
+        }
+    }
+
+    private static DataSource dataSource(String jndiName) {
         try {
-            LogId.ONCE0406I.log(LedgerSchema.apply((DataSource) new InitialContext().lookup(DATASOURCE)));
-        } catch (NamingException | SQLException e) {
-            throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the ledger DDL through "
-                    + DATASOURCE + " failed: " + e, e);
+            return (DataSource) new InitialContext().lookup(jndiName);
+        } catch (NamingException | ClassCastException e) {
+            throw new InvalidConfigurationException("onceonly.ledger.datasource", jndiName,
+                    "the JNDI name of the business data's JTA datasource (the lookup failed with " + e + ")");
         }
     }
 

@@ -120,7 +120,7 @@ public class OnceOnlyRuntime {
     }
 
     /**
-     * The ledger, checked: a JTA transaction manager, the persistence unit, its table. Fails the
+     * The ledger, checked: a JTA transaction manager, its datasource, its table. Fails the
      * application start, naming the property that switched the ledger on, when it cannot work.
      */
     private Ledger checkedLedger(List<String> consumers, TransactionRunner tx) {
@@ -129,17 +129,20 @@ public class OnceOnlyRuntime {
             throw new InvalidConfigurationException(property, "true",
                     "false, or a server with JTA transactions and JPA (the ledger writes in the business transaction)");
         }
-        Ledger checked = ledgers.get();
         try {
+            Ledger checked = ledgers.get();
             checked.checkReady();
+            return checked;
+        } catch (InvalidConfigurationException e) {
+            throw e;
         } catch (RuntimeException e) {
+            String dataSource = extension.ledgerSettings().dataSource();
             InvalidConfigurationException problem = new InvalidConfigurationException(property, "true",
-                    "false, or a persistence unit '" + LedgerBeans.PERSISTENCE_UNIT + "' whose datasource answers and has the "
-                            + "table onceonly_processed_message (DDL in META-INF/onceonly/ddl/); the check failed with " + e);
+                    "false, or onceonly.ledger.datasource (" + dataSource + ") naming a JTA datasource that answers and has "
+                            + "the table onceonly_processed_message (DDL in META-INF/onceonly/ddl/); the check failed with " + e);
             problem.initCause(e);
             throw problem;
         }
-        return checked;
     }
 
     @PreDestroy
@@ -152,6 +155,9 @@ public class OnceOnlyRuntime {
         int unfinished = engine.close(wait);
         if (unfinished > 0) {
             LogId.ONCE0008W.log(unfinished, Durations.format(wait));
+        }
+        if (ledger != null) {
+            ledgers.destroy(ledger);
         }
         store.close();
         if (ownScheduler != null) {

@@ -54,8 +54,10 @@ public final class OnceOnlyConfig {
      * @param purgeInterval  pause between two purge runs
      * @param purgeBatchSize rows deleted per purge transaction
      * @param createSchema   apply the shipped DDL at startup (development and tests; production applies it itself)
+     * @param dataSource     JNDI name of the business data's JTA datasource, which the ledger writes through
      */
-    public record LedgerSettings(Duration retention, Duration purgeInterval, int purgeBatchSize, boolean createSchema) {
+    public record LedgerSettings(Duration retention, Duration purgeInterval, int purgeBatchSize, boolean createSchema,
+                                 String dataSource) {
     }
 
     private final ConfigReader config;
@@ -83,7 +85,8 @@ public final class OnceOnlyConfig {
         Duration interval = config.duration("onceonly.ledger.purge-interval", Duration.ofHours(1));
         // At most 100000: one purge transaction must stay short.
         int batch = config.intValue("onceonly.ledger.purge-batch-size", 1000, 1, 100_000);
-        return new LedgerSettings(retention, interval, batch, config.bool("onceonly.ledger.create-schema", false));
+        return new LedgerSettings(retention, interval, batch, config.bool("onceonly.ledger.create-schema", false),
+                config.string("onceonly.ledger.datasource").orElse("jdbc/onceonly"));
     }
 
     RedisSettings redis() {

@@ -9,23 +9,24 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * The ledger on JPA: {@link ProcessedMessage} rows in the business transaction's database.
  *
- * <p>The entity manager must be transaction-scoped (container-managed): inside the caller's JTA
- * transaction it writes in that transaction; inside {@link NewTransaction#call} it reads in the new
- * one. It must belong to a persistence unit on the same datasource as the business data, so that
- * the ledger row and the business writes commit together.
+ * <p>{@code entityManagers} gives the entity manager of the calling thread's current transaction
+ * (such as {@link LedgerSessions#current}): inside the caller's JTA transaction it writes in that
+ * transaction; inside {@link NewTransaction#call} it reads in the new one. It must work on the same
+ * datasource as the business data, so that the ledger row and the business writes commit together.
  */
 public final class JpaLedger implements Ledger {
 
-    private final EntityManager em;
+    private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
     private final Clock clock;
 
-    public JpaLedger(EntityManager em, NewTransaction newTransaction, Clock clock) {
-        this.em = Objects.requireNonNull(em, "em");
+    public JpaLedger(Supplier<EntityManager> entityManagers, NewTransaction newTransaction, Clock clock) {
+        this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
         this.clock = Objects.requireNonNull(clock, "clock");
     }
@@ -33,6 +34,7 @@ public final class JpaLedger implements Ledger {
     @Override
     public LedgerDecision insert(String key, String consumer, String bodyHash) {
         try {
+            EntityManager em = entityManagers.get();
             em.persist(new ProcessedMessage(key, consumer, bodyHash, clock.instant()));
             // Flush now: a duplicate must surface here, before the business method runs, and not as
             // a failed commit after it ran.
@@ -55,7 +57,7 @@ public final class JpaLedger implements Ledger {
      * does not show the row the violation was about.
      */
     LedgerDecision verify(String key, String bodyHash) {
-        List<String> stored = newTransaction.call(() -> em
+        List<String> stored = newTransaction.call(() -> entityManagers.get()
                 .createQuery("select p.bodySha256 from ProcessedMessage p where p.msgId = :key", String.class)
                 .setParameter("key", key)
                 .getResultList());
@@ -69,7 +71,7 @@ public final class JpaLedger implements Ledger {
 
     @Override
     public void checkReady() {
-        newTransaction.call(() -> em
+        newTransaction.call(() -> entityManagers.get()
                 .createQuery("select p.msgId from ProcessedMessage p where p.msgId = ''", String.class)
                 .setMaxResults(1)
                 .getResultList());
@@ -96,6 +98,7 @@ public final class JpaLedger implements Ledger {
      * rows gone, which is not an error.
      */
     private int deleteBatch(Instant olderThan, int batchSize) {
+        EntityManager em = entityManagers.get();
         List<Instant> last = em.createQuery("select p.processedAt from ProcessedMessage p"
                         + " where p.processedAt < :olderThan order by p.processedAt", Instant.class)
                 .setParameter("olderThan", olderThan)

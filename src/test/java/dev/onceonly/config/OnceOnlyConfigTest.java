@@ -118,6 +118,13 @@ class OnceOnlyConfigTest {
         assertTrue(store.getMessage().contains("redis, memory"), store.getMessage());
     }
 
+    /** The ledger writes through the application's datasource when one is named, else jdbc/onceonly. */
+    @Test
+    void ledgerDatasourceDefaultsToJdbcOnceonlyAndIsConfigurable() {
+        assertEquals("jdbc/onceonly", config(Map.of()).ledger().dataSource());
+        assertEquals("jdbc/payments", config(Map.of("onceonly.ledger.datasource", " jdbc/payments ")).ledger().dataSource());
+    }
+
     @Test
     void redisUrlCarriesTlsCredentialsAndDatabaseButErrorsNeverShowThePassword() {
         RedisSettings r = config(Map.of("onceonly.redis.url", "rediss://app:s3cr%40t@cache.example:6380/2")).global().redis();

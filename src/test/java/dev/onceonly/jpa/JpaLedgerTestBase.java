@@ -45,7 +45,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
 
     @Override
     protected Ledger newLedger(Clock clock) {
-        return new JpaLedger(jta.entityManager(), this::newTransaction, clock);
+        return new JpaLedger(jta::entityManager, this::newTransaction, clock);
     }
 
     /** The ledger's {@code REQUIRES_NEW}: the hook of {@link #beforeTheVerifierReads}, then {@link LocalJta#call}. */
@@ -130,7 +130,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
     protected void withoutTheTable(LedgerCheck check) throws Exception {
         try (ScratchDatabase empty = ScratchDatabase.create(kind(), false)) {
             LocalJta emptyJta = new LocalJta(empty.sessionFactory());
-            check.check(new JpaLedger(emptyJta.entityManager(), emptyJta, Clock.systemUTC()));
+            check.check(new JpaLedger(emptyJta::entityManager, emptyJta, Clock.systemUTC()));
         }
     }
 }
