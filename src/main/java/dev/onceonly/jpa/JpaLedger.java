@@ -3,12 +3,17 @@ package dev.onceonly.jpa;
 import dev.onceonly.support.LogId;
 import dev.onceonly.spi.Ledger;
 import jakarta.persistence.EntityManager;
-import jakarta.persistence.PersistenceException;
+import org.hibernate.engine.spi.SharedSessionContractImplementor;
+import org.hibernate.metamodel.mapping.JdbcMapping;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -20,6 +25,9 @@ import java.util.function.Supplier;
  * datasource as the business data, so that the ledger row and the business writes commit together.
  */
 public final class JpaLedger implements Ledger {
+
+    private static final String INSERT =
+            "insert into onceonly_processed_message (msg_id, consumer, body_sha256, processed_at) values (?, ?, ?, ?)";
 
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
@@ -33,20 +41,47 @@ public final class JpaLedger implements Ledger {
 
     @Override
     public LedgerDecision insert(String key, String consumer, String bodyHash) {
-        try {
-            EntityManager em = entityManagers.get();
-            em.persist(new ProcessedMessage(key, consumer, bodyHash, clock.instant()));
-            // Flush now: a duplicate must surface here, before the business method runs, and not as
-            // a failed commit after it ran.
-            em.flush();
+        SharedSessionContractImplementor session = entityManagers.get().unwrap(SharedSessionContractImplementor.class);
+        Optional<SQLException> violation = session.doReturningWork(c -> tryInsert(c, session, key, consumer, bodyHash));
+        if (violation.isEmpty()) {
             return LedgerDecision.INSERTED;
-        } catch (PersistenceException e) {
-            if (UniqueViolation.find(e).isEmpty()) {
+        }
+        // The transaction cannot commit now (PostgreSQL has aborted it already): say so, as Hibernate
+        // does for a failure it converts itself.
+        session.markForRollbackOnly();
+        LedgerDecision decision = verify(key, bodyHash);
+        LogId.ONCE0402I.log(consumer, key, UniqueViolation.describe(violation.get()), decision);
+        return decision;
+    }
+
+    /**
+     * The insert as one JDBC statement on the session's connection (in the caller's transaction),
+     * executed at once: a duplicate must surface here, before the business method runs, and not as a
+     * failed commit after it ran. Not {@code persist} and {@code flush}, because Hibernate logs every
+     * SQL exception it converts as an ERROR, and a duplicate is a routine outcome handled right here.
+     * The timestamp is bound by Hibernate's own binder for {@link ProcessedMessage#processedAt()}, so
+     * it is stored exactly as the purge's queries compare it.
+     *
+     * @return the unique violation, or empty when the row was inserted; any other failure is thrown
+     *         (and converted and logged by Hibernate)
+     */
+    private Optional<SQLException> tryInsert(Connection connection, SharedSessionContractImplementor session, String key,
+                                             String consumer, String bodyHash) throws SQLException {
+        JdbcMapping processedAt = session.getFactory().getMappingMetamodel().getEntityDescriptor(ProcessedMessage.class)
+                .findAttributeMapping("processedAt").getSingleJdbcMapping();
+        try (PreparedStatement insert = connection.prepareStatement(INSERT)) {
+            insert.setString(1, key);
+            insert.setString(2, consumer);
+            insert.setString(3, bodyHash);
+            processedAt.getJdbcValueBinder().bind(insert, clock.instant(), 4, session);
+            insert.executeUpdate();
+            return Optional.empty();
+        } catch (SQLException e) {
+            Optional<SQLException> violation = UniqueViolation.find(e);
+            if (violation.isEmpty()) {
                 throw e;
             }
-            LedgerDecision decision = verify(key, bodyHash);
-            LogId.ONCE0402I.log(consumer, key, UniqueViolation.describe(e), decision);
-            return decision;
+            return violation;
         }
     }
 

@@ -2,18 +2,30 @@ package dev.onceonly.jpa;
 
 import dev.onceonly.contract.LedgerContract;
 import dev.onceonly.spi.Ledger;
+import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
 import jakarta.transaction.Status;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * The {@link LedgerContract} on {@link JpaLedger}, with Hibernate in the test JVM on a scratch
@@ -91,6 +103,47 @@ abstract class JpaLedgerTestBase extends LedgerContract {
             jta.commit();
         }
         return result;
+    }
+
+    /**
+     * A duplicate is a routine outcome the ledger handles: Hibernate logs no SQL error for it. The same
+     * capture does see the error of a real failure (a key too long for the column), so it can fail.
+     * Before the ledger inserted with its own statement, Hibernate logged every duplicate as an ERROR.
+     */
+    @Test
+    void aDuplicateLeavesNoSqlErrorInTheLogButARealFailureDoes() throws Exception {
+        Logger sqlErrors = Logger.getLogger("org.hibernate.engine.jdbc.spi.SqlExceptionHelper");
+        List<String> logged = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+                    logged.add(record.getLevel() + " " + record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        sqlErrors.addHandler(capture);
+        try {
+            String key = key();
+            String hash = hash();
+            assertEquals(LedgerDecision.INSERTED, inTransaction(tx -> ledger.insert(key, consumer(), hash)));
+            assertEquals(LedgerDecision.DUPLICATE, inTransaction(tx -> ledger.insert(key, consumer(), hash)));
+            assertEquals(List.of(), logged, "log lines of Hibernate's SQL exception logger for a duplicate");
+
+            assertThrows(RuntimeException.class,
+                    () -> inTransaction(tx -> ledger.insert(key() + ":" + "x".repeat(300), consumer(), hash())));
+            assertFalse(logged.isEmpty(), "a real failure is still logged");
+        } finally {
+            sqlErrors.removeHandler(capture);
+        }
     }
 
     @Override
