@@ -179,7 +179,7 @@ public final class LoadRun {
                                      CpuUse cpu, JsonObject before, JsonObject after, JsonObject shipping) {
         JsonObject timing = after.getJsonObject("timing");
         var outcomes = Json.createObjectBuilder();
-        for (String k : List.of("processed", "duplicateByRedis", "duplicateByLedger", "busy", "failed", "retry",
+        for (String k : List.of("processed", "duplicateByClaimStore", "duplicateByLedger", "busy", "failed", "retry",
                 "conflict", "rejected", "deadLettered")) {
             outcomes.add(k, after.getJsonNumber(k).longValue() - before.getJsonNumber(k).longValue());
         }

@@ -36,7 +36,7 @@ final class LoadSummary {
         b.append(String.format(Locale.ROOT, "  machine   CPU %.1f %% busy (all CPUs, all processes), %,d us of CPU per message%s%n",
                 num(r, "machineCpuBusyPercent"), r.getInt("machineCpuMicrosPerMessage"), byProcess));
         b.append(String.format(Locale.ROOT, "  outcomes  processed %,d, duplicate %,d by Redis + %,d by ledger, busy %,d, failed %,d, retry %,d, conflict %,d, rejected %,d, dead-lettered %,d%n",
-                o.getInt("processed"), o.getInt("duplicateByRedis"), o.getInt("duplicateByLedger"), o.getInt("busy"),
+                o.getInt("processed"), o.getInt("duplicateByClaimStore"), o.getInt("duplicateByLedger"), o.getInt("busy"),
                 o.getInt("failed"), o.getInt("retry"), o.getInt("conflict"), o.getInt("rejected"), o.getInt("deadLettered")));
         b.append(String.format(Locale.ROOT, "  effects   %,d shipping calls for %,d orders (at most %d per order)%n",
                 r.getInt("shippingCalls"), r.getInt("shippedOrders"), r.getInt("maxShipmentsPerOrder")));

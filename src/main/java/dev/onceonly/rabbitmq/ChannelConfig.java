@@ -4,6 +4,8 @@ import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.ConfigReader;
 import org.eclipse.microprofile.config.Config;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -106,7 +108,26 @@ final class ChannelConfig {
         boolean verifyHost = config.bool("tls.verify-hostname", true);
         Duration recovery = config.duration("network-recovery-interval", Duration.ofSeconds(5));
         Duration connectTimeout = config.duration("connection-timeout", Duration.ofSeconds(10));
-        return new ConnectionSettings(host, port, vhost, user, password, tls, verifyHost, recovery, connectTimeout);
+        String instance = name("instance-id", defaultInstanceId());
+        return new ConnectionSettings(host, port, vhost, user, password, tls, verifyHost, recovery, connectTimeout, instance);
+    }
+
+    /**
+     * {@code <host>-<pid>}: tells the connections of several instances apart on the broker. The host
+     * from {@code HOSTNAME} (set in containers, where it is the pod or container name), else the
+     * local host name; characters outside the name alphabet become '-'.
+     */
+    private static String defaultInstanceId() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            try {
+                host = InetAddress.getLocalHost().getHostName();
+            } catch (UnknownHostException e) {
+                host = "host";
+            }
+        }
+        String id = host.replaceAll("[^A-Za-z0-9._:-]", "-") + "-" + ProcessHandle.current().pid();
+        return id.length() <= 255 ? id : id.substring(id.length() - 255);
     }
 
     private String name(String key, String fallback) {

@@ -9,9 +9,11 @@ import java.time.Duration;
  *                          amqp-client's automatic recovery
  * @param connectionTimeout bound on opening a connection (TCP connect and AMQP handshake); amqp-client's
  *                          own default (60 s) held up shutdowns behind an unreachable broker
+ * @param instance          this instance's name in the connection names the broker shows
  */
 record ConnectionSettings(String host, int port, String virtualHost, String username, String password,
-                          boolean tls, boolean verifyHostname, Duration recoveryInterval, Duration connectionTimeout) {
+                          boolean tls, boolean verifyHostname, Duration recoveryInterval, Duration connectionTimeout,
+                          String instance) {
 
     /** {@code amqp[s]://user@host:port/vhost}, for logs: never the password. */
     String describe() {

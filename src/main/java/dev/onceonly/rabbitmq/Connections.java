@@ -22,12 +22,15 @@ final class Connections {
     }
 
     /**
-     * Opens a connection named {@code name} (shown by {@code rabbitmqctl list_connections} as
-     * {@code connection_name}). amqp-client recovers it, its channels, consumers and declared
-     * topology after a network failure; the first connection is not recovered, callers retry it.
+     * Opens the connection of {@code channel} for {@code role} ({@code consume}, {@code publish}),
+     * named {@code onceonly:<channel>:<role>@<instance>} (shown by {@code rabbitmqctl
+     * list_connections} as {@code connection_name}, so an operator can tell whose it is). amqp-client
+     * recovers it, its channels, consumers and declared topology after a network failure; the first
+     * connection is not recovered, callers retry it.
      */
-    static Connection open(ConnectionSettings s, String name, RabbitResources resources)
+    static Connection open(ConnectionSettings s, String channel, String role, RabbitResources resources)
             throws IOException, TimeoutException {
+        String name = "onceonly:" + channel + ":" + role + "@" + s.instance();
         ConnectionFactory f = new ConnectionFactory();
         f.setHost(s.host());
         f.setPort(s.port());

@@ -228,8 +228,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     @Override
     void open() throws IOException, TimeoutException {
         ConnectionSettings c = connection();
-        consumeConnection = Connections.open(c, "onceonly:" + name() + ":consume", resources);
-        publishConnection = Connections.open(c, "onceonly:" + name() + ":publish", resources);
+        consumeConnection = Connections.open(c, name(), "consume", resources);
+        publishConnection = Connections.open(c, name(), "publish", resources);
         publisher = new ConfirmingPublisher(publishConnection, resources.executor(), resources.scheduler(),
                 settings.confirmTimeout());
         startConsumer();

@@ -48,7 +48,7 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
 
     @Override
     void open() throws IOException, TimeoutException {
-        connection = Connections.open(connection(), "onceonly:" + name() + ":publish", resources);
+        connection = Connections.open(connection(), name(), "publish", resources);
         if (settings.declare() && !settings.exchange().isEmpty()) {
             try (Channel ch = connection.createChannel()) {
                 ch.exchangeDeclare(settings.exchange(), settings.exchangeType(), true);

@@ -55,7 +55,7 @@ class DemoPageIT {
         WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
         wait.until(b -> !text("processed").isEmpty());
         long processed = number("processed");
-        long duplicates = number("duplicateByRedis") + number("duplicateByLedger");
+        long duplicates = number("duplicateByClaimStore") + number("duplicateByLedger");
 
         String sku = "page-" + UUID.randomUUID().toString().substring(0, 8);
         WebElement skuField = browser.findElement(By.id("sku"));
@@ -68,7 +68,7 @@ class DemoPageIT {
 
         wait.until(b -> text("message").startsWith("Published order") && text("message").endsWith("3 times"));
         wait.until(b -> number("processed") == processed + 1
-                && number("duplicateByRedis") + number("duplicateByLedger") == duplicates + 2);
+                && number("duplicateByClaimStore") + number("duplicateByLedger") == duplicates + 2);
         // The demo stocks a new SKU with demo.initial-stock (1000) and takes one unit, once.
         wait.until(b -> "999".equals(text("stock")));
         assertEquals(sku, text("stock-sku"));

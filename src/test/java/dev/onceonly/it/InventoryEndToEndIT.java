@@ -61,15 +61,15 @@ class InventoryEndToEndIT {
         JsonObject after = Eventually.await("all " + ORDERS * COPIES + " deliveries decided", Duration.ofMinutes(10),
                 () -> json(send(api + "/stats", "GET")),
                 s -> delta(s, before, "processed") >= ORDERS
-                        && delta(s, before, "processed") + delta(s, before, "duplicateByRedis") + delta(s, before, "duplicateByLedger")
+                        && delta(s, before, "processed") + delta(s, before, "duplicateByClaimStore") + delta(s, before, "duplicateByLedger")
                         >= ORDERS * COPIES);
         JsonObject shipping = json(send(api + "/shipping?prefix=" + run + "-", "GET"));
         long stock = json(send(api + "/stock/" + sku, "GET")).getJsonNumber("quantity").longValue();
 
-        System.out.printf("E2E %s: processed=%d duplicateByRedis=%d duplicateByLedger=%d busy=%d failed=%d retry=%d "
+        System.out.printf("E2E %s: processed=%d duplicateByClaimStore=%d duplicateByLedger=%d busy=%d failed=%d retry=%d "
                         + "conflict=%d rejected=%d deadLettered=%d; shipping calls=%d for %d orders (max %d per order); "
                         + "stock %d -> %d%n", queue,
-                delta(after, before, "processed"), delta(after, before, "duplicateByRedis"),
+                delta(after, before, "processed"), delta(after, before, "duplicateByClaimStore"),
                 delta(after, before, "duplicateByLedger"), delta(after, before, "busy"), delta(after, before, "failed"),
                 delta(after, before, "retry"), delta(after, before, "conflict"), delta(after, before, "rejected"),
                 delta(after, before, "deadLettered"), shipping.getInt("calls"), shipping.getInt("orders"),

@@ -77,6 +77,17 @@ class ChannelConfigTest {
     }
 
     @Test
+    void instanceIdDefaultsToHostAndPidAndIsConfigurable() {
+        String byDefault = channel(ChannelConfig.Direction.INCOMING).incoming().connection().instance();
+        assertTrue(byDefault.endsWith("-" + ProcessHandle.current().pid()), byDefault);
+        assertEquals("orders-7f9c", channel(ChannelConfig.Direction.INCOMING, "instance-id", "orders-7f9c").incoming()
+                .connection().instance());
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.OUTGOING, "instance-id", "pod one").outgoing());
+        assertEquals("mp.messaging.outgoing.orders.instance-id", e.property());
+    }
+
+    @Test
     void invalidValuesNameTheProperty() {
         var e = assertThrows(InvalidConfigurationException.class,
                 () -> channel(ChannelConfig.Direction.INCOMING, "prefetch", "0").incoming());

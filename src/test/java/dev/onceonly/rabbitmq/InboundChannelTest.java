@@ -19,6 +19,7 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -81,6 +82,16 @@ class InboundChannelTest {
         rabbit.close();
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();
+    }
+
+    /** Several instances on one broker: each connection's name says whose it is (channel, role, host and pid). */
+    @Test
+    void connectionsAreNamedByChannelRoleAndInstance() throws Exception {
+        String instance = "@" + ".+" + "-" + ProcessHandle.current().pid();
+        List<String> mine = TestRabbit.connectionNames().stream()
+                .filter(n -> n.matches("onceonly:unit:(consume|publish)" + instance)).sorted().toList();
+        assertEquals(2, mine.size(), "this JVM's consume and publish connections of channel 'unit': " + TestRabbit.connectionNames());
+        assertTrue(mine.get(0).startsWith("onceonly:unit:consume@") && mine.get(1).startsWith("onceonly:unit:publish@"), mine.toString());
     }
 
     @Test

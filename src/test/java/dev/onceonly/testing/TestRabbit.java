@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The machine's RabbitMQ as the tests see it (127.0.0.1:5672, guest/guest): publishing with
@@ -98,14 +100,28 @@ public final class TestRabbit implements AutoCloseable {
         throw new IllegalStateException("no queue " + queue);
     }
 
-    /** The broker's process id of the connection the client named {@code name}, or {@code null}. */
+    /**
+     * The broker's process id of the connector's connection {@code name} ({@code onceonly:<channel>:<role>},
+     * whatever instance opened it), or {@code null}.
+     */
     public static String connectionPid(String name) throws Exception {
         for (String line : rabbitmqctl("-q", "list_connections", "pid", "client_properties").split("\n")) {
-            if (line.contains("{\"connection_name\",\"" + name + "\"}")) {
+            if (line.contains("{\"connection_name\",\"" + name + "@")) {
                 return line.substring(0, line.indexOf('\t')).trim();
             }
         }
         return null;
+    }
+
+    /** The {@code connection_name} of every client connection on the broker. */
+    public static List<String> connectionNames() throws Exception {
+        List<String> names = new ArrayList<>();
+        Matcher m = Pattern.compile("\\{\"connection_name\",\"([^\"]*)\"\\}")
+                .matcher(rabbitmqctl("-q", "list_connections", "client_properties"));
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        return names;
     }
 
     public int consumers(String queue) throws Exception {

@@ -44,7 +44,7 @@ public class DemoStats {
         long duplicates = outcomes.get(Outcome.DUPLICATE.ordinal());
         JsonObjectBuilder b = Json.createObjectBuilder()
                 .add("processed", outcomes.get(Outcome.PROCESSED.ordinal()))
-                .add("duplicateByRedis", duplicates - duplicatesByLedger.get())
+                .add("duplicateByClaimStore", duplicates - duplicatesByLedger.get())
                 .add("duplicateByLedger", duplicatesByLedger.get())
                 .add("busy", outcomes.get(Outcome.BUSY.ordinal()))
                 .add("failed", outcomes.get(Outcome.FAILED.ordinal()))
