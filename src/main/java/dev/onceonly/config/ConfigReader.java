@@ -18,37 +18,54 @@ import java.util.function.UnaryOperator;
  */
 public final class ConfigReader {
 
-    private final Config config;
+    /**
+     * Where a reader's values come from: for a key, the value and the full name of the property that
+     * gave it (which an error then names). Blank values count as unset.
+     */
+    @FunctionalInterface
+    public interface Source {
+        Optional<Entry> find(String key);
+    }
+
+    /** A value as written, and the full name of the property it was written under. */
+    public record Entry(String property, String value) {
+    }
+
+    private final Source source;
     private final UnaryOperator<String> property;
 
     /**
-     * @param config   where values come from
-     * @param property the full property name of a key, for error messages (a channel-scoped
-     *                 {@link Config} is read by short keys such as {@code prefetch})
+     * @param source   where values come from
+     * @param property the full property name of a key that has no value, for error messages
      */
-    public ConfigReader(Config config, UnaryOperator<String> property) {
-        this.config = config;
+    public ConfigReader(Source source, UnaryOperator<String> property) {
+        this.source = source;
         this.property = property;
     }
 
     /** A reader of full property names. */
     public static ConfigReader of(Config config) {
-        return new ConfigReader(config, UnaryOperator.identity());
+        return new ConfigReader(key -> config.getOptionalValue(key, String.class).map(v -> new Entry(key, v)),
+                UnaryOperator.identity());
     }
 
-    /** The full property name of {@code key}. */
+    /** The full property name of {@code key}: the one its value came from, else its own. */
     public String property(String key) {
-        return property.apply(key);
+        return entry(key).map(Entry::property).orElseGet(() -> property.apply(key));
     }
 
     /** The trimmed value, empty when unset or blank. */
     public Optional<String> string(String key) {
-        return config.getOptionalValue(key, String.class).map(String::trim).filter(s -> !s.isEmpty());
+        return entry(key).map(e -> e.value().trim());
     }
 
     /** A secret as written (not trimmed); it never appears in an error. */
     public Optional<String> secret(String key) {
-        return config.getOptionalValue(key, String.class).filter(s -> !s.isEmpty());
+        return entry(key).map(Entry::value);
+    }
+
+    private Optional<Entry> entry(String key) {
+        return source.find(key).filter(e -> !e.value().isBlank());
     }
 
     public boolean bool(String key, boolean fallback) {

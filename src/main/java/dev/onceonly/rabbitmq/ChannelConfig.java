@@ -10,6 +10,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * Reads and validates the configuration of one Reactive Messaging channel of this connector, once,
@@ -18,9 +21,20 @@ import java.util.Locale;
  * ({@code mp.messaging.incoming.<channel>.<name>}) and what it accepts, so a misconfigured channel
  * stops the application from starting. The password is never part of an error or a log line.
  *
- * <p>Reactive Messaging hands the connector a channel-scoped {@link Config}: a key such as
- * {@code host} is looked up as {@code mp.messaging.incoming.<channel>.host}, then as
- * {@code mp.messaging.connector.onceonly-rabbitmq.host}.
+ * <p>Where a value comes from, first match wins:
+ * <ol>
+ *   <li>the channel-scoped {@link Config} Reactive Messaging hands the connector: a key such as
+ *       {@code host} is looked up as {@code mp.messaging.incoming.<channel>.host}, then as
+ *       {@code mp.messaging.connector.onceonly-rabbitmq.host}; under this connector's name or under
+ *       the name SmallRye's RabbitMQ connector gives the same setting ({@link #SMALLRYE_NAMES}), so a
+ *       SmallRye configuration works unchanged. Both names with different values stop the start,
+ *       naming both;</li>
+ *   <li>for the connection's settings only ({@link #CONNECTION_KEYS}), the connector-wide
+ *       {@code onceonly.rabbitmq.<key>}, or SmallRye's {@code rabbitmq-<key>}: plain names that
+ *       environment variables can set ({@code ONCEONLY_RABBITMQ_HOST}), which channel properties
+ *       cannot (Reactive Messaging finds channels by property names, and no environment variable
+ *       maps back to {@code mp.messaging.incoming.orders.host}).</li>
+ * </ol>
  */
 final class ChannelConfig {
 
@@ -33,6 +47,27 @@ final class ChannelConfig {
         }
     }
 
+    /** Connector-wide prefix of the connection's settings, settable from the environment. */
+    static final String GLOBAL_PREFIX = "onceonly.rabbitmq.";
+
+    /** The connection's settings: the only ones with a connector-wide, environment-settable name. */
+    static final Set<String> CONNECTION_KEYS = Set.of("host", "port", "username", "password", "virtual-host", "tls",
+            "tls.verify-hostname", "network-recovery-interval", "connection-timeout", "instance-id");
+
+    /** This connector's key → the name SmallRye's RabbitMQ connector gives the same setting, per direction. */
+    static final Map<Direction, Map<String, String>> SMALLRYE_NAMES = Map.of(
+            Direction.INCOMING, Map.of("prefetch", "max-outstanding-messages", "queue.type", "queue.x-queue-type",
+                    "queue.delivery-limit", "queue.x-delivery-limit", "dead-letter.exchange", "dead-letter-exchange",
+                    "dead-letter.exchange.type", "dead-letter-exchange-type", "dead-letter.queue", "dead-letter-queue-name",
+                    "dead-letter.routing-key", "dead-letter-routing-key", "tls", "ssl", "username", "user"),
+            Direction.OUTGOING, Map.of("routing-key", "default-routing-key", "max-inflight", "max-inflight-messages",
+                    "tls", "ssl", "username", "user"));
+
+    /** This connector's key → SmallRye's connector-wide alias of it. */
+    static final Map<String, String> SMALLRYE_GLOBAL_NAMES = Map.of("host", "rabbitmq-host", "port", "rabbitmq-port",
+            "username", "rabbitmq-username", "password", "rabbitmq-password", "virtual-host", "rabbitmq-virtual-host",
+            "tls", "rabbitmq-ssl");
+
     private static final String NAME = "[A-Za-z0-9._:-]{1,255}";
     private static final List<String> EXCHANGE_TYPES = List.of("direct", "fanout", "topic", "headers");
 
@@ -42,13 +77,44 @@ final class ChannelConfig {
     /** The channel as configured and as {@code @Incoming} names it. */
     private final String configuredChannel;
 
-    ChannelConfig(Config config, Direction direction) {
-        this.channel = config.getOptionalValue("channel-name", String.class)
+    /**
+     * @param channelConfig the channel-scoped configuration Reactive Messaging passes the connector
+     * @param global        the application's configuration, for the connector-wide names
+     */
+    ChannelConfig(Config channelConfig, Config global, Direction direction) {
+        this.channel = channelConfig.getOptionalValue("channel-name", String.class)
                 .orElseThrow(() -> new IllegalStateException("Reactive Messaging passed no channel-name"));
         // Reactive Messaging's own "concurrency" attribute makes copies named <channel>$<n>.
         int copy = channel.indexOf('$');
         this.configuredChannel = copy < 0 ? channel : channel.substring(0, copy);
-        this.config = new ConfigReader(config, key -> direction.prefix(configuredChannel) + key);
+        String prefix = direction.prefix(configuredChannel);
+        Map<String, String> smallRye = SMALLRYE_NAMES.get(direction);
+        this.config = new ConfigReader(key -> {
+            Optional<ConfigReader.Entry> scoped = oneOf(key, channelConfig, prefix, key, smallRye.get(key));
+            if (scoped.isPresent() || !CONNECTION_KEYS.contains(key)) {
+                return scoped;
+            }
+            return oneOf(key, global, "", GLOBAL_PREFIX + key, SMALLRYE_GLOBAL_NAMES.get(key));
+        }, key -> prefix + key);
+    }
+
+    /**
+     * The value of {@code name} or of its {@code alias} in {@code config}; both set to different
+     * values is an error naming both (without the value, for the password).
+     */
+    private static Optional<ConfigReader.Entry> oneOf(String key, Config config, String prefix, String name, String alias) {
+        Optional<ConfigReader.Entry> own = value(config, prefix, name);
+        Optional<ConfigReader.Entry> other = alias == null ? Optional.empty() : value(config, prefix, alias);
+        if (own.isPresent() && other.isPresent() && !own.get().value().trim().equals(other.get().value().trim())) {
+            throw new InvalidConfigurationException(own.get().property(), key.equals("password") ? null : own.get().value(),
+                    "the same value as " + other.get().property() + ", which names the same setting; set only one of them");
+        }
+        return own.isPresent() ? own : other;
+    }
+
+    private static Optional<ConfigReader.Entry> value(Config config, String prefix, String name) {
+        return config.getOptionalValue(name, String.class).filter(v -> !v.isBlank())
+                .map(v -> new ConfigReader.Entry(prefix + name, v));
     }
 
     IncomingSettings incoming() {
@@ -106,8 +172,8 @@ final class ChannelConfig {
         // Read the password raw: an error about it must never echo it.
         String password = config.secret("password").orElse("guest");
         boolean verifyHost = config.bool("tls.verify-hostname", true);
-        Duration recovery = config.duration("network-recovery-interval", Duration.ofSeconds(5));
-        Duration connectTimeout = config.duration("connection-timeout", Duration.ofSeconds(10));
+        Duration recovery = millisOrDuration("network-recovery-interval", Duration.ofSeconds(5));
+        Duration connectTimeout = millisOrDuration("connection-timeout", Duration.ofSeconds(10));
         String instance = name("instance-id", defaultInstanceId());
         return new ConnectionSettings(host, port, vhost, user, password, tls, verifyHost, recovery, connectTimeout, instance);
     }
@@ -128,6 +194,15 @@ final class ChannelConfig {
         }
         String id = host.replaceAll("[^A-Za-z0-9._:-]", "-") + "-" + ProcessHandle.current().pid();
         return id.length() <= 255 ? id : id.substring(id.length() - 255);
+    }
+
+    /** A duration, or a bare whole number of milliseconds (the unit SmallRye's connector uses under the same name). */
+    private Duration millisOrDuration(String key, Duration fallback) {
+        Optional<String> raw = config.string(key);
+        if (raw.isPresent() && raw.get().chars().allMatch(Character::isDigit)) {
+            return Duration.ofMillis(config.number(key, 0, 1, Integer.MAX_VALUE));
+        }
+        return config.duration(key, fallback);
     }
 
     private String name(String key, String fallback) {

@@ -14,6 +14,7 @@ import jakarta.enterprise.event.Startup;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.spi.Connector;
 import org.eclipse.microprofile.reactive.messaging.spi.IncomingConnectorFactory;
@@ -78,7 +79,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
-        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ChannelConfig.Direction.INCOMING).incoming(), resources, handover);
+        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING).incoming(), resources, handover);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -86,7 +87,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public SubscriberBuilder<? extends Message<?>, Void> getSubscriberBuilder(Config config) {
-        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ChannelConfig.Direction.OUTGOING).outgoing(), resources);
+        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.OUTGOING).outgoing(), resources);
         outbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromSubscriber(channel);

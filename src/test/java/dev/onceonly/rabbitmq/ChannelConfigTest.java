@@ -1,9 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import dev.onceonly.api.InvalidConfigurationException;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
-import org.eclipse.microprofile.config.Config;
+import io.smallrye.config.EnvConfigSource;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -33,8 +31,7 @@ class ChannelConfigTest {
         for (int i = 0; i < keyValues.length; i += 2) {
             props.put(keyValues[i], keyValues[i + 1]);
         }
-        Config config = new SmallRyeConfigBuilder().withSources(new PropertiesConfigSource(props, "test", 100)).build();
-        return new ChannelConfig(config, direction);
+        return TestChannelConfig.of(props, direction);
     }
 
     @Test
@@ -74,6 +71,77 @@ class ChannelConfigTest {
         assertEquals(5671, s.connection().port(), "TLS changes the default port");
         assertEquals("amqps://app@mq:5671/prod", s.connection().describe());
         assertFalse(s.connection().toString().contains("s3cret"));
+    }
+
+    /** A configuration written for SmallRye's RabbitMQ connector gives the same settings under this connector. */
+    @Test
+    void smallRyeNamesAreAliases() {
+        IncomingSettings in = channel(ChannelConfig.Direction.INCOMING, "max-outstanding-messages", "7",
+                "queue.x-queue-type", "quorum", "queue.x-delivery-limit", "40", "dead-letter-exchange", "dlx1",
+                "dead-letter-exchange-type", "direct", "dead-letter-queue-name", "dlq1", "dead-letter-routing-key", "dead",
+                "ssl", "true", "user", "app", "network-recovery-interval", "2500", "connection-timeout", "7000").incoming();
+        assertEquals(7, in.prefetch());
+        assertEquals(QueueType.QUORUM, in.queueType());
+        assertEquals(40, in.deliveryLimit());
+        assertEquals("dlx1", in.deadLetterExchange());
+        assertEquals("direct", in.deadLetterExchangeType());
+        assertEquals("dlq1", in.deadLetterQueue());
+        assertEquals("dead", in.deadLetterRoutingKey());
+        assertTrue(in.connection().tls());
+        assertEquals("app", in.connection().username());
+        // SmallRye's unit for these two: a bare number is milliseconds.
+        assertEquals(Duration.ofMillis(2500), in.connection().recoveryInterval());
+        assertEquals(Duration.ofSeconds(7), in.connection().connectionTimeout());
+
+        OutgoingSettings out = channel(ChannelConfig.Direction.OUTGOING, "default-routing-key", "order.placed",
+                "max-inflight-messages", "64").outgoing();
+        assertEquals("order.placed", out.routingKey());
+        assertEquals(64, out.maxInflight());
+    }
+
+    @Test
+    void aSettingGivenUnderBothNamesWithDifferentValuesNamesBoth() {
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "prefetch", "5", "max-outstanding-messages", "10").incoming());
+        assertEquals("mp.messaging.incoming.orders.prefetch", e.property());
+        assertTrue(e.getMessage().contains("mp.messaging.incoming.orders.max-outstanding-messages"), e.getMessage());
+        // The same value twice is not a conflict.
+        assertEquals(5, channel(ChannelConfig.Direction.INCOMING, "prefetch", "5", "max-outstanding-messages", " 5").incoming().prefetch());
+        // An error in a value given under the SmallRye name names that name.
+        e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "max-outstanding-messages", "none").incoming());
+        assertEquals("mp.messaging.incoming.orders.max-outstanding-messages", e.property());
+    }
+
+    /**
+     * The connection's settings have connector-wide names that environment variables set (MicroProfile
+     * Config maps ONCEONLY_RABBITMQ_VIRTUAL_HOST to onceonly.rabbitmq.virtual-host); channel properties
+     * win over them. The password never shows in a conflict.
+     */
+    @Test
+    void environmentVariablesSetTheConnectionAndChannelPropertiesWin() {
+        var env = new EnvConfigSource(Map.of("ONCEONLY_RABBITMQ_HOST", "mq.internal", "ONCEONLY_RABBITMQ_PORT", "5673",
+                "ONCEONLY_RABBITMQ_VIRTUAL_HOST", "prod", "ONCEONLY_RABBITMQ_PASSWORD", "s3cret", "ONCEONLY_RABBITMQ_PREFETCH", "99"), 300);
+        ConnectionSettings c = TestChannelConfig.of(Map.of("channel-name", "orders"), env, ChannelConfig.Direction.INCOMING)
+                .incoming().connection();
+        assertEquals("mq.internal", c.host());
+        assertEquals(5673, c.port());
+        assertEquals("prod", c.virtualHost());
+        assertEquals("s3cret", c.password());
+        assertEquals(16, TestChannelConfig.of(Map.of("channel-name", "orders"), env, ChannelConfig.Direction.INCOMING)
+                .incoming().prefetch(), "only the connection's settings have connector-wide names");
+
+        assertEquals("broker-2", TestChannelConfig.of(Map.of("channel-name", "orders", "host", "broker-2"), env,
+                ChannelConfig.Direction.OUTGOING).outgoing().connection().host());
+
+        // SmallRye's connector-wide names work too.
+        assertEquals("mq.smallrye", TestChannelConfig.of(Map.of("channel-name", "orders"), Map.of("rabbitmq-host", "mq.smallrye"),
+                ChannelConfig.Direction.INCOMING).incoming().connection().host());
+        var e = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders"),
+                Map.of("onceonly.rabbitmq.password", "one-secret", "rabbitmq-password", "other-secret"),
+                ChannelConfig.Direction.INCOMING).incoming());
+        assertEquals("onceonly.rabbitmq.password", e.property());
+        assertFalse(e.getMessage().contains("secret"), e.getMessage());
     }
 
     @Test

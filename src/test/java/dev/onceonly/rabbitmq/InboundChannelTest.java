@@ -8,8 +8,6 @@ import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.testing.TestRabbit;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,6 +17,7 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -61,11 +60,16 @@ class InboundChannelTest {
         if (!declare) {
             rabbit.declareQuorumQueue(queue);
         }
-        Map<String, String> props = Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
+        Map<String, String> props = testName.contains("SmallRye")
+                // Written for SmallRye's RabbitMQ connector: its names for prefetch, the dead-letter exchange
+                // and queue and the user, and its unit (milliseconds) for the recovery interval.
+                ? Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1", "max-outstanding-messages", "5",
+                        "retry-delay", retryDelay, "max-attempts", "2", "network-recovery-interval", "500",
+                        "dead-letter-exchange", queue + ".sr-dlx", "dead-letter-queue-name", queue + ".sr-dlq", "user", "guest")
+                : Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1",
                 "prefetch", "5", "retry-delay", retryDelay, "max-attempts", "2", "drain-timeout", "5s", "queue.type", queueType,
                 "network-recovery-interval", "500ms", "declare", Boolean.toString(declare));
-        channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
+        channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover);
         channel.subscribe(probe);
         channel.start();
@@ -79,6 +83,8 @@ class InboundChannelTest {
         rabbit.deleteQueue(queue);
         rabbit.deleteQueue(queue + ".dlq");
         rabbit.deleteExchange(queue + ".dlx");
+        rabbit.deleteQueue(queue + ".sr-dlq");
+        rabbit.deleteExchange(queue + ".sr-dlx");
         rabbit.close();
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();
@@ -146,6 +152,20 @@ class InboundChannelTest {
         assertNotNull(dispatch, "the delivery was posted under its payload");
         dispatch.decided(new GuardEvent("unit-consumer", outcome, Layer.NONE, "", "no key", 0));
         m.nack(new MessageRefusedException(outcome, "unit-consumer", "", "no key", null));
+    }
+
+    /** A channel configured with SmallRye's names starts, consumes, and dead-letters where those names say. */
+    @Test
+    void aSmallRyeStyleConfigurationConsumesAndDeadLetters() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "good");
+        probe.next().ack();
+        rabbit.publish("", queue, "bad");
+        probe.next().nack(new IllegalStateException("boom"));
+        probe.next().nack(new IllegalStateException("boom again"));
+        await("the dead letter in dead-letter-queue-name", LIMIT, () -> TestRabbit.total(queue + ".sr-dlq"), n -> n == 1);
+        assertEquals(0, TestRabbit.total(queue));
+        assertEquals("bad", new String(rabbit.drain(queue + ".sr-dlq").get(0).getBody(), StandardCharsets.UTF_8));
     }
 
     /** A refusal nobody reported for this delivery is a failure of it: an attempt, then the DLQ. */

@@ -1,8 +1,6 @@
 package dev.onceonly.rabbitmq;
 
 import dev.onceonly.testing.TestRabbit;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -44,8 +42,7 @@ class OutboundChannelTest {
     private CompletableFuture<Throwable> send(String routingKey) throws Exception {
         Map<String, String> props = Map.of("channel-name", "out", "host", "127.0.0.1", "exchange.name", exchange,
                 "exchange.type", "direct", "routing-key", routingKey);
-        channel = new OutboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.OUTGOING)
+        channel = new OutboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.OUTGOING)
                 .outgoing(), resources);
         CompletableFuture<Throwable> settled = new CompletableFuture<>();
         Message<String> message = Message.of("order", () -> {

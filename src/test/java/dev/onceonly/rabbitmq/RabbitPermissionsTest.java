@@ -2,8 +2,6 @@ package dev.onceonly.rabbitmq;
 
 import dev.onceonly.spi.Handover;
 import dev.onceonly.testing.TestRabbit;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -69,8 +67,7 @@ class RabbitPermissionsTest {
         Map<String, String> props = Map.of("channel-name", "perm", "queue.name", names, "exchange.name", names + ".x",
                 "routing-keys", "order", "host", "127.0.0.1", "username", user, "password", "pw-" + id,
                 "retry-delay", "100ms", "max-attempts", "2");
-        channel = new InboundChannel(new ChannelConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(props, "test", 100)).build(), ChannelConfig.Direction.INCOMING)
+        channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, new Handover());
         channel.subscribe(probe);
         channel.start();
