@@ -76,7 +76,7 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$mode" = unguarded ] && enabled=false
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="${ONCEONLY_STORE:-redis}" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
-      DEMO_EMBEDDED_BROKER=false DEMO_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
+      DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
       "$SERVER" start defaultServer --clean >/dev/null
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \
       --out "target/bench/load-r$round-$mode.json" "$@"

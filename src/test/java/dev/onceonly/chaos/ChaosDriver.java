@@ -226,8 +226,8 @@ public final class ChaosDriver {
             DemoInstance i = new DemoInstance(labels[n], s.servers.get(n), s.wlp, http, https);
             Map<String, String> vars = new LinkedHashMap<>();
             vars.put("demo.embedded-broker", "false");
-            vars.put("demo.rabbitmq.host", "127.0.0.1");
-            vars.put("demo.rabbitmq.port", "5672");
+            vars.put("onceonly.rabbitmq.host", "127.0.0.1");
+            vars.put("onceonly.rabbitmq.port", "5672");
             vars.put("demo.queue", s.queue);
             vars.put("demo.binding", "order.placed");
             vars.put("mp.messaging.incoming.orders.exchange.name", s.queue);
