@@ -31,26 +31,54 @@ public final class ConfigReader {
         this.property = property;
     }
 
-    /** A reader of full property names. */
+    /**
+     * A reader of full property names.
+     *
+     * @param config where values come from
+     * @return a reader whose keys are the property names
+     */
     public static ConfigReader of(Config config) {
         return new ConfigReader(config, UnaryOperator.identity());
     }
 
-    /** The full property name of {@code key}. */
+    /**
+     * The full property name of {@code key}.
+     *
+     * @param key a key of this reader
+     * @return the property's name, for messages
+     */
     public String property(String key) {
         return property.apply(key);
     }
 
-    /** The trimmed value, empty when unset or blank. */
+    /**
+     * A string.
+     *
+     * @param key the key
+     * @return the trimmed value, empty when unset or blank
+     */
     public Optional<String> string(String key) {
         return config.getOptionalValue(key, String.class).map(String::trim).filter(s -> !s.isEmpty());
     }
 
-    /** A secret as written (not trimmed); it never appears in an error. */
+    /**
+     * A secret as written (not trimmed); it never appears in an error.
+     *
+     * @param key the key
+     * @return the value, empty when unset or empty
+     */
     public Optional<String> secret(String key) {
         return config.getOptionalValue(key, String.class).filter(s -> !s.isEmpty());
     }
 
+    /**
+     * A boolean: {@code true} or {@code false} in any case.
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @return the value
+     * @throws InvalidConfigurationException when it is neither true nor false
+     */
     public boolean bool(String key, boolean fallback) {
         Optional<String> raw = string(key);
         if (raw.isEmpty()) {
@@ -63,7 +91,15 @@ public final class ConfigReader {
         return b;
     }
 
-    /** One of {@code accepted} (compared without case), lower case. */
+    /**
+     * One of {@code accepted} (compared without case).
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @param accepted the accepted values, lower case
+     * @return the value, lower case
+     * @throws InvalidConfigurationException when it is none of {@code accepted}
+     */
     public String choice(String key, String fallback, String... accepted) {
         String v = string(key).orElse(fallback);
         String lower = v.toLowerCase(Locale.ROOT);
@@ -73,7 +109,16 @@ public final class ConfigReader {
         return lower;
     }
 
-    /** A whole number from {@code min} to {@code max}. */
+    /**
+     * A whole number from {@code min} to {@code max}.
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @param min the smallest value accepted
+     * @param max the largest value accepted
+     * @return the value
+     * @throws InvalidConfigurationException when it is not a whole number in range
+     */
     public long number(String key, long fallback, long min, long max) {
         Optional<String> raw = string(key);
         if (raw.isEmpty()) {
@@ -91,12 +136,28 @@ public final class ConfigReader {
                 ? "a positive whole number" : "a whole number from " + min + " to " + max);
     }
 
-    /** Like {@link #number}, within {@code int} range. */
+    /**
+     * Like {@link #number}, within {@code int} range.
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @param min the smallest value accepted
+     * @param max the largest value accepted
+     * @return the value
+     * @throws InvalidConfigurationException when it is not a whole number in range
+     */
     public int intValue(String key, int fallback, int min, int max) {
         return (int) number(key, fallback, min, max);
     }
 
-    /** A positive duration ({@link Durations#ACCEPTED}). */
+    /**
+     * A positive duration ({@link Durations#ACCEPTED}).
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @return the value
+     * @throws InvalidConfigurationException when it is not a positive duration
+     */
     public Duration duration(String key, Duration fallback) {
         Optional<String> raw = string(key);
         if (raw.isEmpty()) {
@@ -109,12 +170,24 @@ public final class ConfigReader {
         return d;
     }
 
-    /** The error for an invalid value of {@code key}; {@code value} {@code null} hides it. */
+    /**
+     * The error for an invalid value of {@code key}.
+     *
+     * @param key the key
+     * @param value the offending value; {@code null} hides it
+     * @param expected what the property accepts
+     * @return the exception, naming the full property
+     */
     public InvalidConfigurationException invalid(String key, String value, String expected) {
         return new InvalidConfigurationException(property(key), value, expected);
     }
 
-    /** {@code true}/{@code false} in any case, else {@code null}. */
+    /**
+     * Parses a boolean strictly.
+     *
+     * @param v the text
+     * @return {@code true}/{@code false} for those words in any case, else {@code null}
+     */
     public static Boolean parseBoolean(String v) {
         return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
     }
