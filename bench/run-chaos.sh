@@ -28,6 +28,12 @@ for tool in redis-server java mvn rabbitmqctl timeout; do
 done
 listening 5672 || fail "RabbitMQ is not listening on 127.0.0.1:5672 (start it: rabbitmq-server -detached)"
 listening 5432 || fail "PostgreSQL is not listening on 127.0.0.1:5432"
+WLP=target/liberty/wlp
+# The run starts, kills and stops its two servers itself: never ones it did not start.
+for s in onceonly-chaos-a onceonly-chaos-b; do
+  ! { [ -x "$WLP/bin/server" ] && "$WLP/bin/server" status "$s" >/dev/null 2>&1; } \
+    || fail "server $s is already running (another chaos run, or ChaosIT in mvn verify): stop it first ($WLP/bin/server stop $s)"
+done
 
 echo "== building the demo and its two chaos servers (onceonly-chaos-a, onceonly-chaos-b)"
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests package \
@@ -37,14 +43,14 @@ CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
-WLP=target/liberty/wlp
 driver=""
 cleanup() {
   if [ -n "$driver" ] && kill -0 "$driver" 2>/dev/null; then
     kill "$driver" 2>/dev/null || true
     wait "$driver" 2>/dev/null || true
   fi
-  # The driver stops the servers itself; this is for an interrupted run. Only our two servers.
+  # The driver stops the servers itself; this is for an interrupted run. Only our two servers, not
+  # running before this run (checked above).
   for s in onceonly-chaos-a onceonly-chaos-b; do
     "$WLP/bin/server" status "$s" >/dev/null 2>&1 && "$WLP/bin/server" stop "$s" >/dev/null 2>&1 || true
   done

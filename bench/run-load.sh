@@ -30,6 +30,10 @@ done
 listening 5672 || fail "RabbitMQ is not listening on 127.0.0.1:5672 (start it: rabbitmq-server -detached)"
 listening 5432 || fail "PostgreSQL is not listening on 127.0.0.1:5432"
 ! listening 9080 || fail "port 9080 is taken: stop the server using it (mvn liberty:stop for the demo)"
+# The script starts and stops the demo server itself, and never one it did not start (say, mvn
+# liberty:run on another port).
+! { [ -x "$SERVER" ] && "$SERVER" status defaultServer >/dev/null 2>&1; } \
+  || fail "the demo server (defaultServer) is running: stop it first (mvn liberty:stop)"
 
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests -Dliberty.bootstrap.onceonly.db=postgresql \
   package liberty:create liberty:install-feature liberty:deploy
@@ -43,8 +47,9 @@ done
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning >/dev/null &
 redis_pid=$!
 dropin=target/liberty/wlp/usr/servers/defaultServer/configDropins/overrides/bench-concurrency.xml
+server_up=""
 cleanup() {
-  "$SERVER" stop defaultServer >/dev/null 2>&1 || true
+  [ -z "$server_up" ] || "$SERVER" stop defaultServer >/dev/null 2>&1 || true
   rm -f "$dropin" # the demo server is mvn liberty:run's too
   kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true
 }
@@ -75,12 +80,14 @@ for round in $(seq 1 "$ROUNDS"); do
     enabled=true
     [ "$mode" = unguarded ] && enabled=false
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
+    server_up=1
     ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="${ONCEONLY_STORE:-redis}" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
       DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
       "$SERVER" start defaultServer --clean >/dev/null
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \
       --out "target/bench/load-r$round-$mode.json" "$@"
     "$SERVER" stop defaultServer >/dev/null
+    server_up=""
   done
 done
 

@@ -19,6 +19,6 @@ public interface IdempotencyContext {
     /** The conventional request header for it (IETF draft "The Idempotency-Key HTTP Header Field"). */
     String HEADER = "Idempotency-Key";
 
-    /** {@code <consumer>:<digest>} of the guarded handler running on this thread, if any. */
+    /** {@return {@code <consumer>:<digest>} of the guarded handler running on this thread, if any} */
     Optional<String> key();
 }

@@ -36,25 +36,29 @@ public @interface IdempotentMessage {
     /**
      * Consumer name: scopes the keys (two consumers of one fan-out message each process it once)
      * and names the configuration. Default: {@code <simple class name>.<method name>}.
+     *
+     * @return the consumer name, or empty for the default
      */
     @Nonbinding String consumer() default "";
 
-    /** How the message key is derived. Default: {@link KeyStrategy#CONTENT}. */
+    /** {@return how the message key is derived} Default: {@link KeyStrategy#CONTENT}. */
     @Nonbinding KeyStrategy keyStrategy() default KeyStrategy.DEFAULT;
 
-    /** Header name for {@link KeyStrategy#HEADER}, e.g. {@code x-idempotency-key}. */
+    /** {@return the header name for {@link KeyStrategy#HEADER}, e.g. {@code x-idempotency-key}} */
     @Nonbinding String keyHeader() default "";
 
-    /** RFC 6901 JSON Pointer into the payload for {@link KeyStrategy#JSON_POINTER}, e.g. {@code /orderId}. */
+    /** {@return the RFC 6901 JSON Pointer into the payload for {@link KeyStrategy#JSON_POINTER}, e.g. {@code /orderId}} */
     @Nonbinding String keyPointer() default "";
 
     /**
      * Lease while in progress, e.g. {@code 10s}, {@code 500ms}, {@code PT1M}. Default {@code 10s}.
      * Renewed while the handler runs, so it need not cover a long handler; it bounds how long the
      * messages of an instance that died stay BUSY.
+     *
+     * @return the lease, or empty for the default
      */
     @Nonbinding String lease() default "";
 
-    /** How long a processed key is remembered, e.g. {@code 24h}. Default {@code 24h}. */
+    /** {@return how long a processed key is remembered, e.g. {@code 24h}} Default {@code 24h}. */
     @Nonbinding String retention() default "";
 }

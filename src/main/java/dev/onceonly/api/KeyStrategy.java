@@ -15,7 +15,7 @@ public enum KeyStrategy {
     /** The method parameter annotated with {@link IdempotencyKey}. */
     PARAMETER;
 
-    /** Configuration spelling: lower case with dashes ({@code message-id}). */
+    /** {@return the configuration spelling: lower case with dashes ({@code message-id})} */
     public String configName() {
         return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
     }

@@ -9,22 +9,31 @@ import java.util.Map;
  */
 public interface MessageView {
 
-    /** Exchange the message was published to; empty for the default exchange. Never null. */
+    /** {@return the exchange the message was published to; empty for the default exchange} Never null. */
     String exchange();
 
-    /** Routing key it was published with; may be empty. Never null. */
+    /** {@return the routing key it was published with; may be empty} Never null. */
     String routingKey();
 
-    /** The AMQP {@code message-id} property, or {@code null} when the publisher set none. */
+    /** {@return the AMQP {@code message-id} property, or {@code null} when the publisher set none} */
     String messageId();
 
-    /** Application headers; empty when there are none. Never null. */
+    /** {@return the application headers; empty when there are none} Never null. */
     Map<String, Object> headers();
 
-    /** The message body exactly as delivered. Never null. Callers must not modify it. */
+    /** {@return the message body exactly as delivered} Never null. Callers must not modify it. */
     byte[] body();
 
-    /** A plain view over the given parts. {@code null} strings and maps become empty; {@code messageId} stays nullable. */
+    /**
+     * A plain view over the given parts. {@code null} strings and maps become empty; {@code messageId} stays nullable.
+     *
+     * @param exchange the exchange, or {@code null} for the default exchange
+     * @param routingKey the routing key, or {@code null}
+     * @param messageId the {@code message-id}, or {@code null}
+     * @param headers the application headers (copied), or {@code null}
+     * @param body the body (not copied), or {@code null} for an empty one
+     * @return the view
+     */
     static MessageView of(String exchange, String routingKey, String messageId,
                           Map<String, Object> headers, byte[] body) {
         return new SimpleMessageView(exchange == null ? "" : exchange,
@@ -34,7 +43,15 @@ public interface MessageView {
                 body == null ? new byte[0] : body);
     }
 
-    /** Value holder behind {@link #of}. */
+    /**
+     * Value holder behind {@link #of}.
+     *
+     * @param exchange the exchange; empty for the default exchange
+     * @param routingKey the routing key; may be empty
+     * @param messageId the {@code message-id}, or {@code null}
+     * @param headers the application headers
+     * @param body the body
+     */
     record SimpleMessageView(String exchange, String routingKey, String messageId,
                              Map<String, Object> headers, byte[] body) implements MessageView {
     }

@@ -6,10 +6,21 @@ package dev.onceonly.api;
  */
 public class OnceOnlyException extends RuntimeException {
 
+    /**
+     * An exception without a cause.
+     *
+     * @param message the detail message
+     */
     public OnceOnlyException(String message) {
         super(message);
     }
 
+    /**
+     * An exception with a cause.
+     *
+     * @param message the detail message
+     * @param cause the cause
+     */
     public OnceOnlyException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -19,7 +19,7 @@ public enum Outcome {
     /** No key can be derived from the message. Broker: dead-letter with reason. */
     REJECTED;
 
-    /** Whether the message can never succeed as it is and belongs in the dead-letter queue at once. */
+    /** {@return whether the message can never succeed as it is and belongs in the dead-letter queue at once} */
     public boolean isPermanent() {
         return this == CONFLICT || this == REJECTED;
     }

@@ -139,7 +139,7 @@ public class OnceOnlyExtension implements Extension {
         return config.propertyOf(consumer, name);
     }
 
-    /** Global settings, validated at deployment. */
+    /** {@return the global settings, validated at deployment} */
     public OnceOnlyConfig.Global global() {
         return global;
     }
@@ -153,7 +153,7 @@ public class OnceOnlyExtension implements Extension {
         return keyDeriver;
     }
 
-    /** Names of the consumers found at deployment. */
+    /** {@return the names of the consumers found at deployment, sorted} */
     public java.util.List<String> consumerNames() {
         return methods.values().stream().map(m -> m.settings().consumer()).sorted().toList();
     }

@@ -173,7 +173,7 @@ public class OnceOnlyRuntime {
         return enabled;
     }
 
-    /** The claim store in use (diagnostics). */
+    /** {@return the claim store in use (diagnostics)} */
     public ClaimStore store() {
         return store;
     }

@@ -24,10 +24,21 @@ public final class ConfigReader {
      */
     @FunctionalInterface
     public interface Source {
+        /**
+         * Finds a key's value.
+         *
+         * @param key a key of the reader
+         * @return the value and where it came from, empty when unset
+         */
         Optional<Entry> find(String key);
     }
 
-    /** A value as written, and the full name of the property it was written under. */
+    /**
+     * A value as written, and the full name of the property it was written under.
+     *
+     * @param property the full property name
+     * @param value    the value as written
+     */
     public record Entry(String property, String value) {
     }
 
@@ -43,23 +54,43 @@ public final class ConfigReader {
         this.property = property;
     }
 
-    /** A reader of full property names. */
+    /**
+     * A reader of full property names.
+     *
+     * @param config where values come from
+     * @return a reader whose keys are the property names
+     */
     public static ConfigReader of(Config config) {
         return new ConfigReader(key -> config.getOptionalValue(key, String.class).map(v -> new Entry(key, v)),
                 UnaryOperator.identity());
     }
 
-    /** The full property name of {@code key}: the one its value came from, else its own. */
+    /**
+     * The full property name of {@code key}: the one its value came from, else its own.
+     *
+     * @param key a key of this reader
+     * @return the property's name, for messages
+     */
     public String property(String key) {
         return entry(key).map(Entry::property).orElseGet(() -> property.apply(key));
     }
 
-    /** The trimmed value, empty when unset or blank. */
+    /**
+     * A string.
+     *
+     * @param key the key
+     * @return the trimmed value, empty when unset or blank
+     */
     public Optional<String> string(String key) {
         return entry(key).map(e -> e.value().trim());
     }
 
-    /** A secret as written (not trimmed); it never appears in an error. */
+    /**
+     * A secret as written (not trimmed); it never appears in an error.
+     *
+     * @param key the key
+     * @return the value, empty when unset or empty
+     */
     public Optional<String> secret(String key) {
         return entry(key).map(Entry::value);
     }
@@ -68,6 +99,14 @@ public final class ConfigReader {
         return source.find(key).filter(e -> !e.value().isBlank());
     }
 
+    /**
+     * A boolean: {@code true} or {@code false} in any case.
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @return the value
+     * @throws InvalidConfigurationException when it is neither true nor false
+     */
     public boolean bool(String key, boolean fallback) {
         Optional<String> raw = string(key);
         if (raw.isEmpty()) {
@@ -80,7 +119,15 @@ public final class ConfigReader {
         return b;
     }
 
-    /** One of {@code accepted} (compared without case), lower case. */
+    /**
+     * One of {@code accepted} (compared without case).
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @param accepted the accepted values, lower case
+     * @return the value, lower case
+     * @throws InvalidConfigurationException when it is none of {@code accepted}
+     */
     public String choice(String key, String fallback, String... accepted) {
         String v = string(key).orElse(fallback);
         String lower = v.toLowerCase(Locale.ROOT);
@@ -90,7 +137,16 @@ public final class ConfigReader {
         return lower;
     }
 
-    /** A whole number from {@code min} to {@code max}. */
+    /**
+     * A whole number from {@code min} to {@code max}.
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @param min the smallest value accepted
+     * @param max the largest value accepted
+     * @return the value
+     * @throws InvalidConfigurationException when it is not a whole number in range
+     */
     public long number(String key, long fallback, long min, long max) {
         Optional<String> raw = string(key);
         if (raw.isEmpty()) {
@@ -108,12 +164,28 @@ public final class ConfigReader {
                 ? "a positive whole number" : "a whole number from " + min + " to " + max);
     }
 
-    /** Like {@link #number}, within {@code int} range. */
+    /**
+     * Like {@link #number}, within {@code int} range.
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @param min the smallest value accepted
+     * @param max the largest value accepted
+     * @return the value
+     * @throws InvalidConfigurationException when it is not a whole number in range
+     */
     public int intValue(String key, int fallback, int min, int max) {
         return (int) number(key, fallback, min, max);
     }
 
-    /** A positive duration ({@link Durations#ACCEPTED}). */
+    /**
+     * A positive duration ({@link Durations#ACCEPTED}).
+     *
+     * @param key the key
+     * @param fallback the value when unset or blank
+     * @return the value
+     * @throws InvalidConfigurationException when it is not a positive duration
+     */
     public Duration duration(String key, Duration fallback) {
         Optional<String> raw = string(key);
         if (raw.isEmpty()) {
@@ -126,12 +198,24 @@ public final class ConfigReader {
         return d;
     }
 
-    /** The error for an invalid value of {@code key}; {@code value} {@code null} hides it. */
+    /**
+     * The error for an invalid value of {@code key}.
+     *
+     * @param key the key
+     * @param value the offending value; {@code null} hides it
+     * @param expected what the property accepts
+     * @return the exception, naming the full property
+     */
     public InvalidConfigurationException invalid(String key, String value, String expected) {
         return new InvalidConfigurationException(property(key), value, expected);
     }
 
-    /** {@code true}/{@code false} in any case, else {@code null}. */
+    /**
+     * Parses a boolean strictly.
+     *
+     * @param v the text
+     * @return {@code true}/{@code false} for those words in any case, else {@code null}
+     */
     public static Boolean parseBoolean(String v) {
         return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
     }

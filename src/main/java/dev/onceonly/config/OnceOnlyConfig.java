@@ -33,6 +33,7 @@ import java.util.function.Function;
  */
 public final class OnceOnlyConfig {
 
+    /** The prefix of every OnceOnly property. */
     public static final String PREFIX = "onceonly.";
 
     /**
@@ -62,10 +63,21 @@ public final class OnceOnlyConfig {
 
     private final ConfigReader config;
 
+    /**
+     * A reader of OnceOnly's properties.
+     *
+     * @param config the application's configuration
+     */
     public OnceOnlyConfig(Config config) {
         this.config = ConfigReader.of(config);
     }
 
+    /**
+     * Reads the global settings.
+     *
+     * @return the settings, validated
+     * @throws InvalidConfigurationException naming the first invalid property
+     */
     public Global global() {
         boolean enabled = config.bool("onceonly.enabled", true);
         String store = config.choice("onceonly.store", "redis", "redis", "memory");
@@ -80,6 +92,12 @@ public final class OnceOnlyConfig {
                 config.duration("onceonly.shutdown-timeout", Duration.ofSeconds(30)));
     }
 
+    /**
+     * Reads the ledger's settings.
+     *
+     * @return the settings, validated
+     * @throws InvalidConfigurationException naming the first invalid property
+     */
     public LedgerSettings ledger() {
         Duration retention = config.duration("onceonly.ledger.retention", Duration.ofDays(7));
         Duration interval = config.duration("onceonly.ledger.purge-interval", Duration.ofHours(1));
@@ -169,7 +187,11 @@ public final class OnceOnlyConfig {
     /**
      * Resolves the settings of one guarded method.
      *
+     * @param method the guarded method
+     * @param a its annotation (or its class's)
      * @param keyDeriver validates JSON Pointers with the provider used at runtime
+     * @return the consumer's settings, validated
+     * @throws InvalidConfigurationException naming the first invalid property
      */
     public ConsumerSettings consumer(Method method, IdempotentMessage a, KeyDeriver keyDeriver) {
         String consumer = a.consumer().isEmpty()
@@ -230,7 +252,13 @@ public final class OnceOnlyConfig {
         return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, policy, ledger);
     }
 
-    /** The property a per-consumer value was read from, for error messages. */
+    /**
+     * The property a per-consumer value was read from, for error messages.
+     *
+     * @param consumer the consumer name
+     * @param name the setting, e.g. {@code lease}
+     * @return {@code onceonly.consumers.<consumer>.<name>}, or {@code onceonly.<name>} when only that one is set
+     */
     public String propertyOf(String consumer, String name) {
         String specific = PREFIX + "consumers." + consumer + "." + name;
         if (config.string(specific).isPresent() || config.string(PREFIX + name).isEmpty()) {

@@ -24,12 +24,28 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
                                boolean fallbackToContent, Duration lease, Duration retention,
                                StoreFailurePolicy storeFailure, boolean ledger) {
 
-    /** Built-in defaults: the values used when neither annotation nor configuration sets one. */
+    /** Built-in default lease: used when neither annotation nor configuration sets one. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(10);
+    /** Built-in default retention: used when neither annotation nor configuration sets one. */
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
     /** Shortest lease accepted: renewals every lease/3 must stay meaningful against store latency. */
     public static final Duration MIN_LEASE = Duration.ofMillis(30);
 
+    /**
+     * Checks the settings; {@code null} header and pointer become empty.
+     *
+     * @param consumer          consumer name, {@code [A-Za-z0-9._-]+}
+     * @param keyStrategy       how the key is derived; not {@link KeyStrategy#DEFAULT}
+     * @param keyHeader         header name for {@link KeyStrategy#HEADER}, or {@code null}
+     * @param keyPointer        JSON Pointer for {@link KeyStrategy#JSON_POINTER}, or {@code null}
+     * @param fallbackToContent use the content key when the explicit key is missing
+     * @param lease             claim lease while the handler runs
+     * @param retention         how long a processed key is remembered
+     * @param storeFailure      what to do when the claim store is unreachable
+     * @param ledger            whether the ledger guards this consumer too
+     * @throws NullPointerException when a required setting is {@code null}
+     * @throws IllegalArgumentException when the key strategy is still {@link KeyStrategy#DEFAULT}
+     */
     public ConsumerSettings {
         Objects.requireNonNull(consumer, "consumer");
         Objects.requireNonNull(keyStrategy, "keyStrategy");
@@ -43,7 +59,7 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
         }
     }
 
-    /** One line for the startup log. */
+    /** {@return the key strategy in one line, for the startup log} */
     public String describeKey() {
         return switch (keyStrategy) {
             case HEADER -> "header(" + keyHeader + ")";

@@ -61,9 +61,15 @@ public final class GuardEngine {
     private volatile boolean closing;
 
     /**
-     * @param ledger    the ledger, or {@code null} when no consumer uses one
-     * @param scheduler runs the lease renewal sweep (from the first guarded message on, every sixth
-     *                  of the shortest lease); must not be used for long work
+     * An engine over one claim store.
+     *
+     * @param store        the claim store
+     * @param transactions runs the ledger insert and the handler in a transaction
+     * @param ledger       the ledger, or {@code null} when no consumer uses one
+     * @param scheduler    runs the lease renewal sweep (from the first guarded message on, every sixth
+     *                     of the shortest lease); must not be used for long work
+     * @param listener     told every outcome and phase
+     * @param keys         derives the message keys
      */
     public GuardEngine(ClaimStore store, TransactionRunner transactions, Ledger ledger,
                        ScheduledExecutorService scheduler, GuardListener listener, KeyDeriver keys) {
@@ -81,6 +87,7 @@ public final class GuardEngine {
      * caller may close the claim store only after this returns (a store closed under running
      * handlers let their leases lapse and their redeliveries run again).
      *
+     * @param timeout how long to wait for unfinished calls
      * @return how many calls were still unfinished when it gave up
      */
     public int close(Duration timeout) {
@@ -120,8 +127,14 @@ public final class GuardEngine {
     /**
      * Guards one message. See the class contract for results.
      *
+     * @param <T>          what the handler returns
+     * @param settings     the consumer's settings
      * @param dispatch     the message as delivered, and where the decision goes
      * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
+     * @param handler      the guarded method
+     * @return what the handler returned; {@code null} for a duplicate
+     * @throws MessageRefusedException when the guard refused the message without running the handler
+     * @throws Exception what the handler or the commit threw ({@link Outcome#FAILED})
      */
     public <T> T guard(ConsumerSettings settings, Dispatch dispatch, Object parameterKey,
                        TransactionRunner.Work<T> handler) throws Exception {

@@ -59,7 +59,12 @@ public final class KeyDeriver {
     }
 
     /**
+     * Derives the key of one message for one consumer.
+     *
+     * @param settings     the consumer's settings: its key strategy
+     * @param message      the message as delivered
      * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
+     * @return the key
      * @throws KeyRejectedException when no key can be derived; the message is REJECTED
      */
     public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
@@ -85,7 +90,11 @@ public final class KeyDeriver {
         return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, bodySha);
     }
 
-    /** Compiles a JSON Pointer, failing with {@link IllegalArgumentException} when its syntax is invalid. */
+    /**
+     * Compiles a JSON Pointer, failing with {@link IllegalArgumentException} when its syntax is invalid.
+     *
+     * @param pointer an RFC 6901 JSON Pointer, e.g. {@code /orderId}
+     */
     public void validatePointer(String pointer) {
         json().validate(pointer);
     }

@@ -24,7 +24,16 @@ public final class LedgerPurge implements AutoCloseable {
     private final Clock clock;
     private final ScheduledFuture<?> schedule;
 
-    /** Schedules the purge on {@code scheduler}, first run one interval from now. */
+    /**
+     * Schedules the purge on {@code scheduler}, first run one interval from now.
+     *
+     * @param ledger    the ledger to purge
+     * @param retention rows processed longer ago than this are deleted
+     * @param interval  the pause between two runs
+     * @param batchSize about how many rows one transaction deletes
+     * @param clock     what "now" is
+     * @param scheduler runs the purge
+     */
     public LedgerPurge(Ledger ledger, Duration retention, Duration interval, int batchSize, Clock clock,
                        ScheduledExecutorService scheduler) {
         this.ledger = ledger;

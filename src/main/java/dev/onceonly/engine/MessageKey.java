@@ -14,7 +14,7 @@ import java.util.HexFormat;
  */
 public record MessageKey(String storeKey, String digest, String fingerprint, byte[] bodySha256) {
 
-    /** Body hash as 64 lower-case hex characters (the ledger's {@code body_sha256}). */
+    /** {@return the body hash as 64 lower-case hex characters (the ledger's {@code body_sha256})} */
     public String bodyHashHex() {
         return HexFormat.of().formatHex(bodySha256);
     }

@@ -15,6 +15,7 @@ public final class IdempotencyKeyHeader {
      * Sets {@link IdempotencyContext#HEADER} on {@code request} when called inside a guarded
      * handler; leaves it unchanged outside one.
      *
+     * @param request the request being built
      * @return {@code request}
      */
     public static HttpRequest.Builder apply(HttpRequest.Builder request) {

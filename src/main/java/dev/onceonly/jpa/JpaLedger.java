@@ -33,6 +33,15 @@ public final class JpaLedger implements Ledger {
     private final NewTransaction newTransaction;
     private final Clock clock;
 
+    /**
+     * A ledger writing through the entity manager of each call's transaction.
+     *
+     * @param entityManagers the entity manager of the calling thread's current transaction; its
+     *                       database is the business data's
+     * @param newTransaction runs what must not share the caller's transaction: the verifier's read
+     *                       after a unique violation, the readiness check and each purge batch
+     * @param clock          the time written into each row
+     */
     public JpaLedger(Supplier<EntityManager> entityManagers, NewTransaction newTransaction, Clock clock) {
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");

@@ -32,6 +32,12 @@ public final class JtaTransactionRunner implements TransactionRunner {
     private final UserTransaction userTransaction;
     private final TransactionSynchronizationRegistry registry;
 
+    /**
+     * A runner on the container's transaction manager.
+     *
+     * @param userTransaction begins a transaction when the caller has none
+     * @param registry        tells whether a transaction is active and registers the completion
+     */
     public JtaTransactionRunner(UserTransaction userTransaction, TransactionSynchronizationRegistry registry) {
         this.userTransaction = Objects.requireNonNull(userTransaction, "userTransaction");
         this.registry = Objects.requireNonNull(registry, "registry");

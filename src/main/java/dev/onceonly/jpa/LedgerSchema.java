@@ -27,6 +27,7 @@ public final class LedgerSchema {
     /**
      * Applies the script for the database behind {@code dataSource}.
      *
+     * @param dataSource the ledger's datasource
      * @return the script applied, e.g. {@code META-INF/onceonly/ddl/postgresql.sql}
      * @throws SQLException          when the database refuses a statement
      * @throws IllegalStateException when no script is shipped for this database

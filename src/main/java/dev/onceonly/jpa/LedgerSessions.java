@@ -41,6 +41,8 @@ public final class LedgerSessions implements AutoCloseable {
     /**
      * Builds the session factory; Hibernate reads the database's metadata once, to choose its dialect.
      *
+     * @param dataSource the datasource of the business data, which the ledger's table is in
+     * @return the sessions, to close when the application stops
      * @throws IllegalStateException when Hibernate finds no JTA transaction manager on this server
      */
     public static LedgerSessions on(DataSource dataSource) {
@@ -68,7 +70,7 @@ public final class LedgerSessions implements AutoCloseable {
         return new LedgerSessions(factory);
     }
 
-    /** The entity manager of the current JTA transaction; fails when the thread has none. */
+    /** {@return the entity manager of the current JTA transaction} Fails when the thread has none. */
     public EntityManager current() {
         return factory.getCurrentSession();
     }

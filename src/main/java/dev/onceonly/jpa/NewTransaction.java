@@ -11,6 +11,12 @@ import java.util.function.Supplier;
  */
 public interface NewTransaction {
 
-    /** Runs {@code work} in a new transaction, committed when it returns and rolled back when it throws. */
+    /**
+     * Runs {@code work} in a new transaction, committed when it returns and rolled back when it throws.
+     *
+     * @param <T> what {@code work} returns
+     * @param work the reads and writes of the new transaction
+     * @return what {@code work} returned
+     */
     <T> T call(Supplier<T> work);
 }

@@ -35,12 +35,16 @@ public class ProcessedMessage {
     @Column(name = "processed_at", nullable = false, updatable = false)
     private Instant processedAt;
 
+    /** For JPA, which reads rows through it. */
     protected ProcessedMessage() {
         // for JPA
     }
 
     /**
+     * A new row.
+     *
      * @param msgId       the full scoped key ({@code <prefix><consumer>:<digest>})
+     * @param consumer    the consumer name
      * @param bodySha256  SHA-256 of the body, 64 lower-case hex characters
      * @param processedAt when the row was written; the purge deletes by this time
      */
@@ -51,18 +55,22 @@ public class ProcessedMessage {
         this.processedAt = processedAt;
     }
 
+    /** {@return the full scoped key} */
     public String msgId() {
         return msgId;
     }
 
+    /** {@return the consumer name} */
     public String consumer() {
         return consumer;
     }
 
+    /** {@return the SHA-256 of the body, hex} */
     public String bodySha256() {
         return bodySha256;
     }
 
+    /** {@return when the row was written} */
     public Instant processedAt() {
         return processedAt;
     }

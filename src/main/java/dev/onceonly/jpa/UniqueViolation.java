@@ -32,6 +32,7 @@ public final class UniqueViolation {
      * Walks the cause chain of {@code failure} (and each {@link SQLException}'s chain of next
      * exceptions, where batching drivers put the real error) for a unique violation.
      *
+     * @param failure what the insert threw
      * @return the driver's exception that reports the violation, or empty when there is none
      */
     public static Optional<SQLException> find(Throwable failure) {
@@ -53,6 +54,9 @@ public final class UniqueViolation {
      * The cause chain as class names, with SQLState and vendor code where there are some, e.g.
      * {@code ConstraintViolationException > PSQLException[23505/0]}. No messages: drivers put
      * the offending values in them.
+     *
+     * @param failure what the insert threw
+     * @return the chain, for logs
      */
     public static String describe(Throwable failure) {
         StringBuilder chain = new StringBuilder();

@@ -31,6 +31,9 @@ public final class InMemoryClaimStore implements ClaimStore {
     private final Clock clock;
 
     /**
+     * An empty store.
+     *
+     * @param maxEntries the most keys kept; beyond, the least recently used are evicted
      * @param clock time source for expiry (tests pass a clock they can move)
      */
     public InMemoryClaimStore(long maxEntries, Clock clock) {
@@ -61,7 +64,13 @@ public final class InMemoryClaimStore implements ClaimStore {
                 .build();
     }
 
-    /** Logs the development-only warning; call once when the store is chosen. */
+    /**
+     * Logs the development-only warning; call once when the store is chosen.
+     *
+     * @param maxEntries the most keys kept
+     * @param clock time source for expiry
+     * @return the store
+     */
     public static InMemoryClaimStore forDevelopment(long maxEntries, Clock clock) {
         LogId.ONCE0002W.log(maxEntries);
         return new InMemoryClaimStore(maxEntries, clock);

@@ -69,6 +69,12 @@ public final class GuardMetrics implements GuardListener {
     private final LongCounter ledgerDecisions;
     private final Map<String, ConsumerAttributes> consumers = new ConcurrentHashMap<>();
 
+    /**
+     * Creates the instruments on {@code meter}.
+     *
+     * @param meter          OnceOnly's meter
+     * @param knownConsumers the consumers found at deployment
+     */
     public GuardMetrics(Meter meter, Collection<String> knownConsumers) {
         messages = meter.counterBuilder("onceonly.messages")
                 .setDescription("Messages guarded, by consumer, outcome and the layer that decided").build();

@@ -17,6 +17,11 @@ public final class GuardTracing implements GuardListener {
 
     private final Tracer tracer;
 
+    /**
+     * A listener opening spans on {@code tracer}.
+     *
+     * @param tracer OnceOnly's tracer
+     */
     public GuardTracing(Tracer tracer) {
         this.tracer = tracer;
     }

@@ -47,12 +47,12 @@ public final class IncomingRabbitMetadata implements MessageView {
         this.attempt = attempt;
     }
 
-    /** Name of the Reactive Messaging channel that received it. */
+    /** {@return the name of the Reactive Messaging channel that received it} */
     public String channel() {
         return channel;
     }
 
-    /** Queue it was consumed from. */
+    /** {@return the queue it was consumed from} */
     public String queue() {
         return queue;
     }
@@ -78,12 +78,14 @@ public final class IncomingRabbitMetadata implements MessageView {
     /**
      * Whether this message may have been delivered before: the broker's redelivered flag, or a
      * retry the connector made ({@link #attempt()} above 1).
+     *
+     * @return whether it may have been delivered before
      */
     public boolean redelivered() {
         return redelivered || attempt > 1;
     }
 
-    /** The broker's delivery tag on its AMQP channel; changes with every redelivery. */
+    /** {@return the broker's delivery tag on its AMQP channel} It changes with every redelivery. */
     public long deliveryTag() {
         return deliveryTag;
     }
@@ -104,17 +106,17 @@ public final class IncomingRabbitMetadata implements MessageView {
         return body;
     }
 
-    /** All AMQP properties (content type, correlation id, timestamp, priority...). */
+    /** {@return all AMQP properties (content type, correlation id, timestamp, priority...)} */
     public AMQP.BasicProperties properties() {
         return properties;
     }
 
-    /** The {@code content-type} property, or {@code null}. */
+    /** {@return the {@code content-type} property, or {@code null}} */
     public String contentType() {
         return properties.getContentType();
     }
 
-    /** The {@code correlation-id} property, or {@code null}. */
+    /** {@return the {@code correlation-id} property, or {@code null}} */
     public String correlationId() {
         return properties.getCorrelationId();
     }
@@ -122,6 +124,8 @@ public final class IncomingRabbitMetadata implements MessageView {
     /**
      * 1-based number of this attempt: failed deliveries before it plus one, counted by the broker
      * ({@code x-delivery-count}, quorum queues) and by the connector's own retry header.
+     *
+     * @return the attempt number, 1 for the first delivery
      */
     public int attempt() {
         return attempt;

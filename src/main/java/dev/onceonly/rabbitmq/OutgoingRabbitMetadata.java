@@ -33,48 +33,52 @@ public final class OutgoingRabbitMetadata {
         this.priority = b.priority;
     }
 
+    /** {@return a builder with every part unset} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Exchange to publish to instead of the channel's, or {@code null}. */
+    /** {@return the exchange to publish to instead of the channel's, or {@code null}} */
     public String exchange() {
         return exchange;
     }
 
-    /** Routing key instead of the channel's, or {@code null}. */
+    /** {@return the routing key instead of the channel's, or {@code null}} */
     public String routingKey() {
         return routingKey;
     }
 
+    /** {@return the AMQP {@code message-id} property, or {@code null} for none} */
     public String messageId() {
         return messageId;
     }
 
+    /** {@return the AMQP {@code correlation-id} property, or {@code null} for none} */
     public String correlationId() {
         return correlationId;
     }
 
-    /** Content type instead of the one derived from the payload type, or {@code null}. */
+    /** {@return the content type instead of the one derived from the payload type, or {@code null}} */
     public String contentType() {
         return contentType;
     }
 
-    /** Application headers (read-only). */
+    /** {@return the application headers (read-only)} */
     public Map<String, Object> headers() {
         return headers;
     }
 
-    /** Delivery mode instead of the channel's {@code persistent} setting, or {@code null}. */
+    /** {@return the delivery mode instead of the channel's {@code persistent} setting, or {@code null}} */
     public Boolean persistent() {
         return persistent;
     }
 
-    /** Per-message TTL in milliseconds (the AMQP {@code expiration} property), or {@code null}. */
+    /** {@return the per-message TTL in milliseconds (the AMQP {@code expiration} property), or {@code null}} */
     public String expiration() {
         return expiration;
     }
 
+    /** {@return the AMQP {@code priority} property, or {@code null} for none} */
     public Integer priority() {
         return priority;
     }
@@ -94,52 +98,107 @@ public final class OutgoingRabbitMetadata {
         private Builder() {
         }
 
+        /**
+         * Publishes to another exchange than the channel's.
+         *
+         * @param exchange the exchange; empty for the default exchange
+         * @return this builder
+         */
         public Builder exchange(String exchange) {
             this.exchange = exchange;
             return this;
         }
 
+        /**
+         * Publishes with another routing key than the channel's.
+         *
+         * @param routingKey the routing key
+         * @return this builder
+         */
         public Builder routingKey(String routingKey) {
             this.routingKey = routingKey;
             return this;
         }
 
+        /**
+         * Sets the AMQP {@code message-id} property.
+         *
+         * @param messageId the message id
+         * @return this builder
+         */
         public Builder messageId(String messageId) {
             this.messageId = messageId;
             return this;
         }
 
+        /**
+         * Sets the AMQP {@code correlation-id} property.
+         *
+         * @param correlationId the correlation id
+         * @return this builder
+         */
         public Builder correlationId(String correlationId) {
             this.correlationId = correlationId;
             return this;
         }
 
+        /**
+         * Sets the content type instead of the one derived from the payload type.
+         *
+         * @param contentType the content type, e.g. {@code application/json}
+         * @return this builder
+         */
         public Builder contentType(String contentType) {
             this.contentType = contentType;
             return this;
         }
 
-        /** Adds a header; values must be types AMQP can encode (String, numbers, Boolean, Date, List, Map, byte[]). */
+        /**
+         * Adds a header; values must be types AMQP can encode (String, numbers, Boolean, Date, List, Map, byte[]).
+         *
+         * @param name the header name
+         * @param value the header value
+         * @return this builder
+         */
         public Builder header(String name, Object value) {
             headers.put(name, value);
             return this;
         }
 
+        /**
+         * Sets the delivery mode instead of the channel's {@code persistent} setting.
+         *
+         * @param persistent whether the broker writes the message to disk
+         * @return this builder
+         */
         public Builder persistent(boolean persistent) {
             this.persistent = persistent;
             return this;
         }
 
+        /**
+         * Sets a per-message TTL (the AMQP {@code expiration} property).
+         *
+         * @param millis the TTL in milliseconds
+         * @return this builder
+         */
         public Builder expirationMillis(long millis) {
             this.expiration = Long.toString(millis);
             return this;
         }
 
+        /**
+         * Sets the AMQP {@code priority} property.
+         *
+         * @param priority the priority, 0 to 255 (the queue's maximum applies)
+         * @return this builder
+         */
         public Builder priority(int priority) {
             this.priority = priority;
             return this;
         }
 
+        /** {@return the metadata, with the parts set so far} */
         public OutgoingRabbitMetadata build() {
             return new OutgoingRabbitMetadata(this);
         }

@@ -44,6 +44,7 @@ import java.util.concurrent.ThreadFactory;
 @Connector(RabbitConnector.NAME)
 public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnectorFactory {
 
+    /** The connector's name, for {@code mp.messaging.[incoming|outgoing].<channel>.connector}. */
     public static final String NAME = "onceonly-rabbitmq";
 
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")

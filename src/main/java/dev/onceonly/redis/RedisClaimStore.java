@@ -91,12 +91,19 @@ public final class RedisClaimStore implements ClaimStore {
      */
     private volatile long quietUntil;
 
-    /** Wraps a client the caller built (tests, benchmarks). The store closes it. */
+    /**
+     * Wraps a client the caller built (tests, benchmarks). The store closes it.
+     *
+     * @param redis the client
+     */
     public RedisClaimStore(UnifiedJedis redis) {
         this(redis, Duration.ZERO);
     }
 
     /**
+     * Wraps a client the caller built. The store closes it.
+     *
+     * @param redis             the client
      * @param quietAfterTimeout after a command timed out, further commands fail at once for this
      *                          long (then one asks Redis again); zero to always ask
      */
@@ -105,7 +112,12 @@ public final class RedisClaimStore implements ClaimStore {
         this.quietNanos = quietAfterTimeout.toNanos();
     }
 
-    /** Connects as configured; does not fail when Redis is down (the store-failure policy handles that per message). */
+    /**
+     * Connects as configured; does not fail when Redis is down (the store-failure policy handles that per message).
+     *
+     * @param settings how to reach Redis
+     * @return the store
+     */
     public static RedisClaimStore connect(RedisSettings settings) {
         // In a cluster one node's timeout says nothing about the others: no quiet time there.
         Duration quiet = settings.mode() == RedisSettings.Mode.CLUSTER ? Duration.ZERO : settings.socketTimeout();

@@ -24,7 +24,15 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
                             String password, int database, Duration connectTimeout, Duration socketTimeout,
                             int poolSize, SentinelAuth sentinels, TlsTrust trust) {
 
-    public enum Mode { STANDALONE, SENTINEL, CLUSTER }
+    /** How the nodes are organised. */
+    public enum Mode {
+        /** One Redis server. */
+        STANDALONE,
+        /** A master found through Redis Sentinel. */
+        SENTINEL,
+        /** Redis Cluster. */
+        CLUSTER
+    }
 
     /**
      * Credentials and TLS of the sentinels.
@@ -63,27 +71,70 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
         }
     }
 
+    /**
+     * Copies the nodes; {@code null} sentinel credentials and trust become the defaults.
+     *
+     * @param mode           standalone, sentinel or cluster
+     * @param nodes          standalone: one host:port; sentinel: the sentinels; cluster: seed nodes
+     * @param sentinelMaster master name (sentinel mode only), else empty
+     * @param tls            whether to use TLS ({@code rediss://})
+     * @param user           ACL user, or {@code null}
+     * @param password       password, or {@code null}
+     * @param database       database index (standalone and sentinel)
+     * @param connectTimeout connection timeout
+     * @param socketTimeout  read timeout of one command
+     * @param poolSize       maximum connections in the pool
+     * @param sentinels      how to reach the sentinels, or {@code null} for {@link SentinelAuth#NONE}
+     * @param trust          whom TLS connections trust, or {@code null} for {@link TlsTrust#DEFAULT}
+     */
     public RedisSettings {
         nodes = List.copyOf(nodes);
         sentinels = sentinels == null ? SentinelAuth.NONE : sentinels;
         trust = trust == null ? TlsTrust.DEFAULT : trust;
     }
 
-    /** Settings with the JVM's trust for TLS, host names verified. */
+    /**
+     * Settings with the JVM's trust for TLS, host names verified.
+     *
+     * @param mode           standalone, sentinel or cluster
+     * @param nodes          standalone: one host:port; sentinel: the sentinels; cluster: seed nodes
+     * @param sentinelMaster master name (sentinel mode only), else empty
+     * @param tls            whether to use TLS ({@code rediss://})
+     * @param user           ACL user, or {@code null}
+     * @param password       password, or {@code null}
+     * @param database       database index (standalone and sentinel)
+     * @param connectTimeout connection timeout
+     * @param socketTimeout  read timeout of one command
+     * @param poolSize       maximum connections in the pool
+     * @param sentinels      how to reach the sentinels, or {@code null} for {@link SentinelAuth#NONE}
+     */
     public RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user, String password,
                          int database, Duration connectTimeout, Duration socketTimeout, int poolSize, SentinelAuth sentinels) {
         this(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout, poolSize,
                 sentinels, TlsTrust.DEFAULT);
     }
 
-    /** Settings whose sentinels (if any) need no credentials or TLS. */
+    /**
+     * Settings whose sentinels (if any) need no credentials or TLS, with the JVM's trust for TLS.
+     *
+     * @param mode           standalone, sentinel or cluster
+     * @param nodes          standalone: one host:port; sentinel: the sentinels; cluster: seed nodes
+     * @param sentinelMaster master name (sentinel mode only), else empty
+     * @param tls            whether to use TLS ({@code rediss://})
+     * @param user           ACL user, or {@code null}
+     * @param password       password, or {@code null}
+     * @param database       database index (standalone and sentinel)
+     * @param connectTimeout connection timeout
+     * @param socketTimeout  read timeout of one command
+     * @param poolSize       maximum connections in the pool
+     */
     public RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user, String password,
                          int database, Duration connectTimeout, Duration socketTimeout, int poolSize) {
         this(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout, poolSize,
                 SentinelAuth.NONE);
     }
 
-    /** For logs: mode and nodes, never credentials. */
+    /** {@return mode and nodes for logs, never credentials} */
     public String describe() {
         return mode.name().toLowerCase(java.util.Locale.ROOT) + " " + String.join(",", nodes) + (tls ? " tls" : "")
                 + (mode == Mode.SENTINEL ? " master=" + sentinelMaster : "");

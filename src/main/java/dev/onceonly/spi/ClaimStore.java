@@ -32,6 +32,10 @@ public interface ClaimStore extends AutoCloseable {
      * Takes the key if it is absent: it becomes in progress, held by {@code token}, for {@code lease}.
      * If the key exists, nothing changes and the current state comes back.
      *
+     * @param key the message key
+     * @param token the caller's random holder token
+     * @param fingerprint stored with the key, see the contract above
+     * @param lease how long the key stays in progress unless extended
      * @return {@link ClaimState#ACQUIRED}; or {@link ClaimState#DONE} / {@link ClaimState#IN_PROGRESS}
      *         with the fingerprint stored with the key
      */
@@ -40,16 +44,38 @@ public interface ClaimStore extends AutoCloseable {
     /**
      * Marks the key done, to be remembered for {@code retention}, if {@code token} still holds it.
      * The done state stores {@code fingerprint}.
+     *
+     * @param key the message key
+     * @param token the caller's holder token
+     * @param fingerprint stored with the done key, see the contract above
+     * @param retention how long the done key is remembered
+     * @return {@link HolderResult#APPLIED}, or {@link HolderResult#NOT_HOLDER} when the token no
+     *         longer holds the key
      */
     HolderResult complete(String key, String token, String fingerprint, Duration retention);
 
-    /** Deletes the key if {@code token} still holds it (the handler failed; a redelivery may claim it). */
+    /**
+     * Deletes the key if {@code token} still holds it (the handler failed; a redelivery may claim it).
+     *
+     * @param key the message key
+     * @param token the caller's holder token
+     * @return {@link HolderResult#APPLIED}, or {@link HolderResult#NOT_HOLDER} when the token no
+     *         longer holds the key
+     */
     HolderResult release(String key, String token);
 
-    /** Renews the lease of an in-progress key to {@code lease} from now, if {@code token} still holds it. */
+    /**
+     * Renews the lease of an in-progress key to {@code lease} from now, if {@code token} still holds it.
+     *
+     * @param key the message key
+     * @param token the caller's holder token
+     * @param lease the new lease, from now
+     * @return {@link HolderResult#APPLIED}, or {@link HolderResult#NOT_HOLDER} when the token no
+     *         longer holds the key
+     */
     HolderResult extend(String key, String token, Duration lease);
 
-    /** A short name for logs: {@code redis}, {@code memory}. */
+    /** {@return a short name for logs: {@code redis}, {@code memory}} */
     String name();
 
     /**

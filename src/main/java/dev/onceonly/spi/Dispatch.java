@@ -16,16 +16,23 @@ import dev.onceonly.api.MessageView;
  */
 public interface Dispatch {
 
-    /** The message as delivered: what the guard derives the key from. */
+    /** {@return the message as delivered: what the guard derives the key from} */
     MessageView message();
 
     /**
      * The guard's final decision for this message (for {@code PROCESSED} and {@code FAILED}: after
      * the transaction completed). Called at most once, on the guard's thread; must not block or throw.
+     *
+     * @param event the decision
      */
     void decided(GuardEvent event);
 
-    /** A dispatch of {@code message} that nobody waits on. */
+    /**
+     * A dispatch of {@code message} that nobody waits on.
+     *
+     * @param message the message the guard keys on
+     * @return a dispatch whose decision goes nowhere
+     */
     static Dispatch of(MessageView message) {
         return new Dispatch() {
             @Override

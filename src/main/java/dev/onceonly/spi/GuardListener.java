@@ -9,28 +9,54 @@ import dev.onceonly.spi.Ledger.LedgerDecision;
  */
 public interface GuardListener {
 
-    /** The final outcome of one message. */
+    /**
+     * The final outcome of one message.
+     *
+     * @param event the outcome and what it was decided for
+     */
     void onOutcome(GuardEvent event);
 
-    /** The lease watchdog renewed a claim. */
+    /**
+     * The lease watchdog renewed a claim.
+     *
+     * @param consumer the consumer name
+     */
     default void onLeaseRenewed(String consumer) {
     }
 
-    /** A holder found its claim gone or taken over: the lease expired while the handler ran. */
+    /**
+     * A holder found its claim gone or taken over: the lease expired while the handler ran.
+     *
+     * @param consumer the consumer name
+     */
     default void onLeaseLost(String consumer) {
     }
 
-    /** The claim store failed during {@code operation} ({@code claim}, {@code complete}, {@code release}, {@code extend}). */
+    /**
+     * The claim store failed during {@code operation}.
+     *
+     * @param consumer the consumer name
+     * @param operation {@code claim}, {@code complete}, {@code release} or {@code extend}
+     */
     default void onStoreError(String consumer, String operation) {
     }
 
-    /** The ledger answered an insert. */
+    /**
+     * The ledger answered an insert.
+     *
+     * @param consumer the consumer name
+     * @param decision the ledger's answer
+     */
     default void onLedgerDecision(String consumer, LedgerDecision decision) {
     }
 
     /**
      * A phase of the guard starts ({@code claim}, {@code ledger}, {@code finalise}): tracers open a
      * span, ended through the returned handle when the phase is over.
+     *
+     * @param consumer the consumer name
+     * @param phase {@code claim}, {@code ledger} or {@code finalise}
+     * @return the handle ending the phase; {@link Phase#NONE} when nothing is traced
      */
     default Phase startPhase(String consumer, String phase) {
         return Phase.NONE;
@@ -39,14 +65,22 @@ public interface GuardListener {
     /** A started phase; {@link #end} is called once. */
     @FunctionalInterface
     interface Phase {
+        /** The phase is over. */
         void end();
 
+        /** A phase nobody traces. */
         Phase NONE = () -> { };
     }
 
+    /** A listener that ignores everything. */
     GuardListener NONE = event -> { };
 
-    /** One listener telling several, in order. */
+    /**
+     * One listener telling several, in order.
+     *
+     * @param listeners the listeners to tell
+     * @return a listener telling each of them
+     */
     static GuardListener all(java.util.List<GuardListener> listeners) {
         if (listeners.size() == 1) {
             return listeners.get(0);

@@ -21,22 +21,36 @@ public class Handover {
 
     private final ConcurrentHashMap<Identity, Dispatch> posted = new ConcurrentHashMap<>();
 
-    /** Posts {@code dispatch} for the invocation that will receive {@code payload}. */
+    /**
+     * Posts {@code dispatch} for the invocation that will receive {@code payload}.
+     *
+     * @param payload the very object the connector passes to the application
+     * @param dispatch the delivery's dispatch
+     */
     public void post(Object payload, Dispatch dispatch) {
         posted.put(new Identity(payload), dispatch);
     }
 
-    /** Takes the dispatch posted under this very object, once; {@code null} when there is none. */
+    /**
+     * Takes the dispatch posted under this very object, once.
+     *
+     * @param payload the payload argument the intercepted method received
+     * @return the dispatch posted under it; {@code null} when there is none
+     */
     public Dispatch take(Object payload) {
         return payload == null || posted.isEmpty() ? null : posted.remove(new Identity(payload));
     }
 
-    /** Removes what is still posted under {@code payload} (the delivery was settled). */
+    /**
+     * Removes what is still posted under {@code payload} (the delivery was settled).
+     *
+     * @param payload the object the dispatch was posted under
+     */
     public void withdraw(Object payload) {
         posted.remove(new Identity(payload));
     }
 
-    /** Deliveries posted and neither taken nor withdrawn. */
+    /** {@return the number of deliveries posted and neither taken nor withdrawn} */
     public int pending() {
         return posted.size();
     }

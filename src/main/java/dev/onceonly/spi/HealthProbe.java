@@ -8,7 +8,7 @@ import java.util.Optional;
  */
 public interface HealthProbe {
 
-    /** Short name of the part, e.g. {@code redis}, {@code ledger-datasource}, {@code rabbitmq:orders}. */
+    /** {@return the short name of the part, e.g. {@code redis}, {@code ledger-datasource}, {@code rabbitmq:orders}} */
     String name();
 
     /**
@@ -18,7 +18,13 @@ public interface HealthProbe {
      */
     Optional<String> problem();
 
-    /** A probe named {@code name} that asks {@code check}. */
+    /**
+     * A probe named {@code name} that asks {@code check}.
+     *
+     * @param name the part's short name
+     * @param check answers as {@link #problem()} does
+     * @return the probe
+     */
     static HealthProbe of(String name, java.util.function.Supplier<Optional<String>> check) {
         return new HealthProbe() {
             @Override

@@ -15,6 +15,8 @@ public interface Ledger {
      * in a new transaction with a fresh read, what it means. Any other failure is thrown: the
      * transaction must then roll back.
      *
+     * @param key the message key
+     * @param consumer the consumer name
      * @param bodyHash SHA-256 of the body, hex
      * @return {@link LedgerDecision#INSERTED}, or why the business method must not run
      */
@@ -32,6 +34,8 @@ public interface Ledger {
      * Deletes the rows written before {@code olderThan}, in batches of about {@code batchSize}
      * rows, each in its own transaction. Safe to run on several instances at once.
      *
+     * @param olderThan rows written before this instant are deleted
+     * @param batchSize about how many rows one transaction deletes
      * @return the number of rows this call deleted
      */
     long purge(Instant olderThan, int batchSize);

@@ -13,14 +13,27 @@ public interface TransactionRunner {
      * transaction completed. When the caller's transaction is joined, that happens when the caller's
      * transaction completes, possibly after this method returned.
      *
+     * @param <T> what {@code work} returns
+     * @param work the ledger insert and the business method
+     * @param completion asked before the commit and told how the transaction ended
      * @return what {@code work} returned
      * @throws Exception what {@code work} threw, or the failure of the commit
      */
     <T> T run(Work<T> work, Completion completion) throws Exception;
 
-    /** Guarded work: ledger insert then the business method. */
+    /**
+     * Guarded work: ledger insert then the business method.
+     *
+     * @param <T> what the work returns
+     */
     @FunctionalInterface
     interface Work<T> {
+        /**
+         * Does the work.
+         *
+         * @return what the business method returned
+         * @throws Exception what the ledger or the business method threw
+         */
         T call() throws Exception;
     }
 
@@ -30,11 +43,18 @@ public interface TransactionRunner {
         /**
          * Called once when the transaction is about to commit (JTA {@code beforeCompletion}), never
          * when it rolls back; {@code false} makes it roll back instead. Must be quick.
+         *
+         * @return whether the transaction may commit
          */
         default boolean mayCommit() {
             return true;
         }
 
+        /**
+         * Called once, after the transaction completed.
+         *
+         * @param committed whether it committed
+         */
         void completed(boolean committed);
     }
 

@@ -13,12 +13,17 @@ public final class CurrentKey {
     private CurrentKey() {
     }
 
-    /** The key of the running handler, or {@code null} outside one. */
+    /** {@return the key of the running handler, or {@code null} outside one} */
     public static String get() {
         return KEY.get();
     }
 
-    /** Makes {@code key} current until the returned scope closes. */
+    /**
+     * Makes {@code key} current until the returned scope closes.
+     *
+     * @param key the running handler's key
+     * @return the scope that restores the previous key
+     */
     public static Scope enter(String key) {
         String previous = KEY.get();
         KEY.set(key);
@@ -34,6 +39,7 @@ public final class CurrentKey {
     /** Restores the previous key. */
     @FunctionalInterface
     public interface Scope extends AutoCloseable {
+        /** Restores the key that was current before; never throws. */
         @Override
         void close();
     }

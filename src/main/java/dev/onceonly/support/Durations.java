@@ -14,6 +14,9 @@ public final class Durations {
     }
 
     /**
+     * Parses a configuration duration.
+     *
+     * @param text what {@link #ACCEPTED} says, surrounding blanks and case ignored
      * @return the duration, or {@code null} when the text is not a valid positive duration
      */
     public static Duration parse(String text) {
@@ -41,7 +44,12 @@ public final class Durations {
         }
     }
 
-    /** Short human form for logs: {@code 30s}, {@code 250ms}, {@code 24h}. */
+    /**
+     * Short human form for logs: {@code 30s}, {@code 250ms}, {@code 24h}.
+     *
+     * @param d the duration; below a millisecond is left out
+     * @return the duration in the largest unit (hours, minutes, seconds or milliseconds) that shows it whole
+     */
     public static String format(Duration d) {
         long ms = d.toMillis();
         if (ms % 3_600_000 == 0) {

@@ -23,7 +23,12 @@ public final class JsonPointers {
     private final JsonProvider json = JsonProvider.provider();
     private final ConcurrentHashMap<String, JsonPointer> pointers = new ConcurrentHashMap<>();
 
-    /** @throws IllegalArgumentException when {@code pointer} is not a valid JSON Pointer */
+    /**
+     * Checks a pointer, at startup.
+     *
+     * @param pointer an RFC 6901 JSON Pointer, e.g. {@code /orderId}
+     * @throws IllegalArgumentException when {@code pointer} is not a valid JSON Pointer
+     */
     public void validate(String pointer) {
         try {
             pointer(pointer);
@@ -33,6 +38,10 @@ public final class JsonPointers {
     }
 
     /**
+     * Reads the key at {@code pointer} out of a JSON body.
+     *
+     * @param body the message body, JSON
+     * @param pointer a valid RFC 6901 JSON Pointer (see {@link #validate})
      * @return the string or number at {@code pointer}, as text; {@code null} when there is no value
      *         or it is JSON {@code null}
      * @throws IllegalArgumentException with a reason that never quotes the body, when the body is

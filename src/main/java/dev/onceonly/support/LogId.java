@@ -9,62 +9,112 @@ import java.util.logging.Logger;
  * ID is the severity: I(nfo), W(arning), E(rror).
  */
 public enum LogId {
+    /** Started: store and consumers. */
     ONCE0001I(Level.INFO, "OnceOnly started: store=%s, consumers=%s"),
+    /** The in-memory store is in use (development only). */
     ONCE0002W(Level.WARNING, "The in-memory claim store is in use (max %s entries). It is for development and tests only: "
             + "claims are lost on restart and not shared between instances. Set onceonly.store=redis in production."),
+    /** Redis {@code maxmemory-policy} may evict claims. */
     ONCE0003W(Level.WARNING, "Redis maxmemory-policy is '%s': Redis may evict claims and let duplicates through. "
             + "Use maxmemory-policy noeviction: every claim has a TTL, so volatile-* policies evict claims too."),
+    /** Resolved settings of a consumer. */
     ONCE0004I(Level.INFO, "Consumer '%s': key=%s, lease=%s, retention=%s, store-failure=%s, ledger=%s"),
+    /** Guard disabled by {@code onceonly.enabled=false}. */
     ONCE0005W(Level.WARNING, "onceonly.enabled=false: guarded methods run WITHOUT duplicate protection."),
+    /** Connected to Redis (mode, nodes; never credentials). */
     ONCE0006I(Level.INFO, "Connected to Redis (%s, %s)"),
+    /** Redis eviction policy could not be read. */
     ONCE0007W(Level.WARNING, "Could not read Redis maxmemory-policy (%s); make sure it does not evict keys."),
+    /** Stopping with guarded messages still unfinished after {@code onceonly.shutdown-timeout}. */
     ONCE0008W(Level.WARNING, "Stopping with %d guarded message(s) still unfinished after waiting %s "
             + "(onceonly.shutdown-timeout): their claims lapse after the lease and they are processed again"),
+    /** Claim store unavailable when claiming; the store-failure policy was applied. */
     ONCE0101W(Level.WARNING, "Claim store '%s' unavailable for consumer '%s' (key %s): %s; policy %s applied, outcome %s"),
+    /** Claim store failed to complete or release; the claim expires after its lease. */
     ONCE0102W(Level.WARNING, "Claim store '%s' failed to %s the claim of consumer '%s' (key %s): %s; "
             + "the claim expires after its lease (%s)"),
+    /** The claim was no longer held at completion (lease expired while the handler ran). */
     ONCE0103W(Level.WARNING, "Claim of consumer '%s' (key %s) was no longer held at %s after %d ms: the lease (%s) expired "
             + "while the handler ran (raise the lease for this consumer), or the claim store lost the key"),
+    /**
+     * The claim was taken over (or could not be confirmed) just before the commit: rolled back, the
+     * message comes again.
+     */
     ONCE0104W(Level.WARNING, "Transaction of consumer '%s' (key %s) rolled back after %d ms: %s. The message comes "
             + "again; raise the lease if handlers run longer than it"),
+    /** The claim was gone just before the commit and nobody held it: taken again, committed. */
     ONCE0105I(Level.INFO, "Claim of consumer '%s' (key %s) was gone before commit after %d ms and nobody else held it; "
             + "taken again and committed"),
+    /** A committed message could not be marked done (claim store failed); retried by the sweep. */
     ONCE0106W(Level.WARNING, "Could not mark the key of consumer '%s' (key %s) done after its commit: %s; retrying every %d ms "
             + "for up to %s"),
+    /** Gave up marking a committed message done (10 leases); a later copy is stopped only by the ledger. */
     ONCE0107W(Level.WARNING, "Gave up marking the key of consumer '%s' (key %s) done after %s: a copy of this message "
             + "published later is stopped only by the ledger (without it, processed again)"),
+    /** A committed message was marked done once the claim store answered again. */
     ONCE0108I(Level.INFO, "Marked the key of consumer '%s' (key %s) done %d ms after the message started, once the claim store answered again"),
+    /** Lease lost during renewal: raise the lease. */
     ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
             + "raise the lease (now %s)"),
+    /** Lease renewal failed (store error); retried. */
     ONCE0202W(Level.WARNING, "Lease renewal failed for consumer '%s' (key %s): %s; retrying in %d ms"),
+    /** {@code CONFLICT}: same key, different body. */
     ONCE0301W(Level.WARNING, "CONFLICT for consumer '%s' (key %s, found by %s): this key was processed before with a different body"),
+    /** {@code REJECTED}: no key could be derived. */
     ONCE0302W(Level.WARNING, "REJECTED for consumer '%s': %s"),
+    /** Handler failed; claim released for a retry. */
     ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry"),
+    /** Incoming channel consuming: queue, broker, prefetch, attempts, retry delay, dead-letter exchange. */
     ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, max-attempts %d, "
             + "retry-delay %s, dead-letter exchange '%s'"),
+    /** Cannot connect or declare the topology; retried. */
     ONCE0502W(Level.WARNING, "RabbitMQ channel '%s' cannot connect to %s or set up its topology (%s); retrying in %s"),
+    /** Connection lost; amqp-client recovers it, unacked deliveries go back to the queue. */
     ONCE0503W(Level.WARNING, "RabbitMQ connection '%s' to %s lost (%s); recovering. Unacked deliveries go back to the queue"),
+    /** Connection recovered. */
     ONCE0504I(Level.INFO, "RabbitMQ connection '%s' to %s recovered"),
+    /** Message dead-lettered: consumer, key digest, body hash, outcome, attempts. */
     ONCE0505W(Level.WARNING, "Dead-lettered a message of channel '%s' (consumer '%s', key %s, body sha256 %s): outcome %s after "
             + "%d attempt(s), to exchange '%s': %s"),
+    /** A dead-letter or retry publish failed; the message was requeued instead. */
     ONCE0506W(Level.WARNING, "Could not %s a message of channel '%s' (body sha256 %s): %s; it is requeued after %s instead"),
+    /** Incoming channel stopped: requeued unprocessed, finished while draining, requeued at the drain timeout. */
     ONCE0507I(Level.INFO, "RabbitMQ channel '%s' stopped: %d delivery(ies) requeued unprocessed, %d finished while draining, "
             + "%d requeued at the drain timeout"),
+    /** Outgoing channel publishing with confirms. */
     ONCE0508I(Level.INFO, "RabbitMQ outgoing channel '%s' publishing to exchange '%s' on %s with publisher confirms"),
+    /** The broker cancelled a consumer (queue deleted?). */
     ONCE0509W(Level.WARNING, "RabbitMQ channel '%s': the broker cancelled consumer '%s' (queue '%s' deleted?)"),
+    /** Outgoing channel stopped with unconfirmed publishes. */
     ONCE0510W(Level.WARNING, "RabbitMQ outgoing channel '%s' stopped with %d publish(es) still unconfirmed after %s"),
+    /** A quorum queue exists with other arguments (no delivery limit or dead-letter exchange declared). */
     ONCE0511W(Level.WARNING, "RabbitMQ channel '%s': quorum queue '%s' exists with other arguments; it is used as it is. "
             + "Without x-delivery-limit %d and x-dead-letter-exchange '%s' the broker may drop a message that keeps "
             + "coming back (RabbitMQ 4: after 20 returns): set them with a policy, or delete the queue to let it be declared"),
+    /**
+     * An incoming channel is not consuming (the broker closed its AMQP channel or cancelled it); consuming
+     * again after {@code network-recovery-interval}.
+     */
     ONCE0512W(Level.WARNING, "RabbitMQ channel '%s' is not consuming: %s; consuming again in %s"),
+    /** The incoming channel consumes again. */
     ONCE0513I(Level.INFO, "RabbitMQ channel '%s' consumes queue '%s' again"),
+    /**
+     * A queue configured as classic counts redeliveries (it is a quorum queue): treated as one; set {@code
+     * queue.type=quorum}.
+     */
     ONCE0514W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' counts redeliveries (x-delivery-count) but is configured "
             + "as classic; treating it as a quorum queue. Set queue.type=quorum"),
+    /** Ledger in use: consumers, retention, purge schedule. */
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
+    /** Unique violation on the ledger insert, with SQLState, vendor code and the verifier's decision. */
     ONCE0402I(Level.INFO, "Ledger of consumer '%s' already holds key %s (unique violation: %s); the verifier decided %s"),
+    /** Ledger purge deleted rows. */
     ONCE0403I(Level.INFO, "Ledger purge deleted %d rows processed before %s"),
+    /** Ledger purge failed; retried at the next interval. */
     ONCE0404W(Level.WARNING, "Ledger purge failed: %s; next attempt in %s"),
+    /** Reporting a transaction's outcome to the guard failed. */
     ONCE0405W(Level.WARNING, "Asking the guard before a commit, or telling it the outcome, failed: %s"),
+    /** Ledger DDL applied at startup ({@code onceonly.ledger.create-schema=true}). */
     ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");
@@ -77,14 +127,23 @@ public enum LogId {
         this.template = template;
     }
 
-    /** Logs this line if its level is enabled; formatting only happens then. */
+    /**
+     * Logs this line if its level is enabled; formatting only happens then.
+     *
+     * @param args the values of the template's {@code %} placeholders, in order
+     */
     public void log(Object... args) {
         if (LOG.isLoggable(level)) {
             LOG.log(level, name() + ": " + String.format(template, args));
         }
     }
 
-    /** Formats this line without logging it (for exception messages and tests). */
+    /**
+     * Formats this line without logging it (for exception messages and tests).
+     *
+     * @param args the values of the template's {@code %} placeholders, in order
+     * @return the ID, a colon and the formatted line
+     */
     public String format(Object... args) {
         return name() + ": " + String.format(template, args);
     }

@@ -11,7 +11,12 @@ public final class Utf8 {
     private Utf8() {
     }
 
-    /** @return the text, or {@code null} when {@code bytes} are not valid UTF-8 */
+    /**
+     * Decodes strictly.
+     *
+     * @param bytes what to decode
+     * @return the text, or {@code null} when {@code bytes} are not valid UTF-8
+     */
     public static String strict(byte[] bytes) {
         try {
             return StandardCharsets.UTF_8.newDecoder()

@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -25,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Metrics and health on the main test server. Its MicroProfile Telemetry exports metrics over OTLP
  * to the receiver this test runs (it-server.env), and its claim store is the Redis the build
- * started on its own port, which this test stops and starts again.
+ * started on its own port, which this test stops and starts again (with the build's pid file, so
+ * that the build stops it afterwards: src/test/redis/it-redis.xml).
  */
 class ObservabilityIT {
 
@@ -109,8 +111,10 @@ class ObservabilityIT {
             HttpResponse<String> live = get("/health/live");
             assertEquals(200, live.statusCode(), live.body());
         } finally {
+            String pidFile = Path.of(System.getProperty("onceonly.test.redis.pidfile", "target/it-redis/redis.pid"))
+                    .toAbsolutePath().toString();
             exec("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1", "--daemonize", "yes",
-                    "--save", "", "--appendonly", "no");
+                    "--pidfile", pidFile, "--save", "", "--appendonly", "no");
         }
         HttpResponse<String> up = Eventually.await("readiness UP again", Duration.ofSeconds(60), () -> get("/health/ready"),
                 r -> r.statusCode() == 200);
