@@ -19,6 +19,14 @@ public enum Outcome {
     /** No key can be derived from the message. Broker: dead-letter with reason. */
     REJECTED;
 
+    /**
+     * {@return whether the guard refused the message without running the handler and the message is
+     * not done: BUSY, RETRY, CONFLICT or REJECTED (what {@link MessageRefusedException} carries)}
+     */
+    public boolean isRefusal() {
+        return this == BUSY || this == RETRY || isPermanent();
+    }
+
     /** {@return whether the message can never succeed as it is and belongs in the dead-letter queue at once} */
     public boolean isPermanent() {
         return this == CONFLICT || this == REJECTED;

@@ -11,6 +11,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Map;
 
 /**
@@ -32,9 +33,13 @@ final class GuardedMethod {
     private final int keyIndex;      // @IdempotencyKey parameter, or -1
     private final int payloadIndex;  // the payload, or -1
     private final Object skippedResult;
+    private final boolean incoming;
 
     GuardedMethod(Method method, ConsumerSettings settings) {
         this.settings = settings;
+        // By name: applications without Reactive Messaging never load its classes.
+        this.incoming = Arrays.stream(method.getAnnotations())
+                .anyMatch(a -> a.annotationType().getName().equals("org.eclipse.microprofile.reactive.messaging.Incoming"));
         Class<?>[] types = method.getParameterTypes();
         int view = -1;
         int message = -1;
@@ -61,6 +66,11 @@ final class GuardedMethod {
 
     ConsumerSettings settings() {
         return settings;
+    }
+
+    /** Whether Reactive Messaging invokes this method ({@code @Incoming}) for each message of a channel. */
+    boolean incoming() {
+        return incoming;
     }
 
     /** What a skipped (duplicate) call returns: {@code null}, or a primitive's zero. */

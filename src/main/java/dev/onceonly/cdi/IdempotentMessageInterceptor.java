@@ -1,6 +1,10 @@
 package dev.onceonly.cdi;
 
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import jakarta.annotation.Priority;
 import jakarta.inject.Inject;
@@ -34,9 +38,54 @@ public class IdempotentMessageInterceptor {
         }
         GuardedMethod method = extension.method(ctx.getMethod());
         Object[] args = ctx.getParameters();
-        Object result = runtime.engine().guard(method.settings(), method.dispatch(args, handover),
-                method.parameterKey(args), ctx::proceed);
+        Dispatch posted = method.dispatch(args, handover);
+        Watched dispatch = method.incoming() && posted.settlesFromDecision() ? new Watched(posted) : null;
+        Object result;
+        try {
+            result = runtime.engine().guard(method.settings(), dispatch != null ? dispatch : posted,
+                    method.parameterKey(args), ctx::proceed);
+        } catch (MessageRefusedException refused) {
+            if (dispatch != null && dispatch.refused()) {
+                // Reactive Messaging logs every exception of an @Incoming method as an error with its
+                // stack trace (SRMSG00200), though a refusal is a routine outcome: the connector was
+                // told and settles the delivery from the decision when it is acked (requeue or
+                // dead-letter, never an ack). Only for the refusal reported for this very delivery.
+                return method.skippedResult();
+            }
+            throw refused;
+        }
         // The engine returns null for a skipped duplicate; a primitive return type needs its zero instead.
         return result == null ? method.skippedResult() : result;
+    }
+
+    /** The connector's dispatch, with the decision the guard reported to it kept for the interceptor. */
+    private static final class Watched implements Dispatch {
+        private final Dispatch connector;
+        private volatile GuardEvent decision;
+
+        Watched(Dispatch connector) {
+            this.connector = connector;
+        }
+
+        @Override
+        public MessageView message() {
+            return connector.message();
+        }
+
+        @Override
+        public void decided(GuardEvent event) {
+            decision = event;
+            connector.decided(event);
+        }
+
+        @Override
+        public boolean settlesFromDecision() {
+            return true;
+        }
+
+        boolean refused() {
+            GuardEvent d = decision;
+            return d != null && d.outcome().isRefusal();
+        }
     }
 }

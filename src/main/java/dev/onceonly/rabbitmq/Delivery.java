@@ -70,6 +70,12 @@ final class Delivery implements Dispatch {
         guardDecision = event;
     }
 
+    /** {@link InboundChannel#ack} requeues or dead-letters a delivery acked after a refusal. */
+    @Override
+    public boolean settlesFromDecision() {
+        return true;
+    }
+
     /** The guard's decision, or {@code null} when no guarded method was invoked for this delivery. */
     GuardEvent guardDecision() {
         return guardDecision;

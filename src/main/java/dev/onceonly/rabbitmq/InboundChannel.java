@@ -2,6 +2,7 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.support.Durations;
@@ -181,8 +182,16 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     // ---------------------------------------------------------------- ack and nack
 
-    /** The application accepted the message (processed, or a duplicate the guard skipped). */
+    /**
+     * The application accepted the message (processed, or a duplicate the guard skipped), or its
+     * guarded method returned quietly after a refusal ({@link Delivery#settlesFromDecision}): that
+     * one is settled as the refusal says, never acked.
+     */
     CompletionStage<Void> ack(Delivery d) {
+        GuardEvent decision = d.guardDecision();
+        if (decision != null && decision.outcome().isRefusal()) {
+            return nack(d, null);
+        }
         if (d.decide()) {
             settlement.ack(d);
         }

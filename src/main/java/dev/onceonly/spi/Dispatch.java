@@ -28,6 +28,20 @@ public interface Dispatch {
     void decided(GuardEvent event);
 
     /**
+     * Whether the connector settles this message from {@link #decided} alone, so that a refusal
+     * ({@code BUSY}, {@code RETRY}, {@code CONFLICT}, {@code REJECTED}) needs no exception to reach
+     * it: the guarded method the messaging runtime invoked for this message may then return its
+     * skipped result instead of throwing, and the runtime (which logs every exception of a consumer
+     * method as an error) stays quiet about an outcome that is handled. The connector must then
+     * requeue or dead-letter the message when it is acknowledged with a refusal decided for it.
+     *
+     * @return {@code false} unless the connector settles from the decision; {@code false} for {@link #of}
+     */
+    default boolean settlesFromDecision() {
+        return false;
+    }
+
+    /**
      * A dispatch of {@code message} that nobody waits on.
      *
      * @param message the message the guard keys on

@@ -1,6 +1,7 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
@@ -42,7 +43,8 @@ class InterceptorWeldTest {
     @WeldSetup
     WeldInitiator weld = WeldInitiator.from(WeldInitiator.createWeld()
                     .addBeanClasses(GuardedBean.class, IdempotentMessageInterceptor.class, OnceOnlyRuntime.class, Outcomes.class,
-                            Handover.class, CurrentIdempotencyContext.class, OrderBeans.Lines.class, OrderBeans.Splitter.class, OrderBeans.GuardedSplitter.class)
+                            Handover.class, CurrentIdempotencyContext.class, OrderBeans.Lines.class, OrderBeans.Splitter.class, OrderBeans.GuardedSplitter.class,
+                            OrderBeans.GuardedConsumer.class)
                     .addExtension(new OnceOnlyExtension()))
             .activate(ApplicationScoped.class)
             .build();
@@ -64,6 +66,9 @@ class InterceptorWeldTest {
 
     @Inject
     OrderBeans.GuardedSplitter guardedSplitter;
+
+    @Inject
+    OrderBeans.GuardedConsumer guardedConsumer;
 
     @ApplicationScoped
     static class Outcomes {
@@ -158,6 +163,38 @@ class InterceptorWeldTest {
         guardedSplitter.onOrder(again);
         assertEquals(List.of(Outcome.DUPLICATE), redelivery.outcomes());
         assertEquals(1, guardedSplitter.orders().size());
+    }
+
+    /**
+     * A refusal of the delivery a connector dispatched to an {@code @Incoming} method, when that
+     * connector settles from the decision: the method returns quietly (Reactive Messaging would log
+     * an exception as an error with its stack trace) and the delivery holds the refusal. Every other
+     * case still throws: a dispatch that does not settle from the decision, a call no connector
+     * dispatched, and a handler that failed.
+     */
+    @Test
+    void aRefusedDeliveryReturnsQuietlyOnlyWhereItsConnectorSettlesFromTheDecision() {
+        String keyless = "{\"no-id\":\"" + UUID.randomUUID() + "\"}";
+        RecordingDispatch settling = new RecordingDispatch(message(keyless), true);
+        handover.post(keyless, settling);
+        guardedConsumer.onOrder(keyless);
+        assertEquals(List.of(Outcome.REJECTED), settling.outcomes(), "the connector holds the refusal");
+
+        String other = "{\"no-id\":\"" + UUID.randomUUID() + "\"}";
+        RecordingDispatch plain = new RecordingDispatch(message(other));
+        handover.post(other, plain);
+        assertEquals(Outcome.REJECTED, assertThrows(MessageRefusedException.class, () -> guardedConsumer.onOrder(other)).outcome());
+        assertEquals(List.of(Outcome.REJECTED), plain.outcomes());
+
+        assertThrows(MessageRefusedException.class, () -> guardedConsumer.onOrder("{\"no-id\":1}"), "nothing dispatched");
+
+        String failing = "{\"id\":\"" + UUID.randomUUID() + "\",\"fail\":true}";
+        RecordingDispatch failed = new RecordingDispatch(message(failing), true);
+        handover.post(failing, failed);
+        assertThrows(IllegalStateException.class, () -> guardedConsumer.onOrder(failing), "a failure is not a refusal");
+        assertEquals(List.of(Outcome.FAILED), failed.outcomes());
+        assertEquals(List.of(), guardedConsumer.orders());
+        assertEquals(0, handover.pending());
     }
 
     /**

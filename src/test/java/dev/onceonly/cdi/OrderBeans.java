@@ -1,8 +1,10 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.KeyStrategy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -58,6 +60,25 @@ public final class OrderBeans {
             for (String line : order.split(";")) {
                 lines.reserve(line);
             }
+        }
+
+        public List<String> orders() {
+            return List.copyOf(orders);
+        }
+    }
+
+    /** A guarded {@code @Incoming} method keyed on the order's id; an order without one is refused (REJECTED). */
+    @ApplicationScoped
+    public static class GuardedConsumer {
+        private final List<String> orders = new CopyOnWriteArrayList<>();
+
+        @Incoming("cdi-incoming")
+        @IdempotentMessage(consumer = "cdi-incoming", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/id")
+        public void onOrder(String order) {
+            if (order.contains("\"fail\"")) {
+                throw new IllegalStateException("the handler failed");
+            }
+            orders.add(order);
         }
 
         public List<String> orders() {

@@ -4,9 +4,15 @@ import com.rabbitmq.client.AMQP;
 import dev.onceonly.testing.ItServer;
 import dev.onceonly.testing.TestRabbit;
 import dev.onceonly.testing.TestRedis;
+import dev.onceonly.rabbitmq.RabbitHeaders;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import redis.clients.jedis.RedisClient;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -15,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,8 +30,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * The sample application (samples/payments), built from the installed library artifact alone and
  * running on a server of its own with the sample's own server.xml (the pom's it-sample-start):
  * duplicates straight from RabbitMQ are processed once, and once more after Redis forgot every
- * claim, since the ledger row committed with each payment still catches them.
+ * claim, since the ledger row committed with each payment still catches them. In order: the log
+ * after startup, the payments, then refusals and the log after all of it.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PaymentsSampleIT {
 
     static final String NAMES = TestRabbit.names(ItServer.PORT) + ".payments";
@@ -34,8 +43,11 @@ class PaymentsSampleIT {
             + System.getProperty("onceonly.test.sample.schema", "onceonly_sample_" + ItServer.PORT);
     static final Duration LIMIT = Duration.ofSeconds(120);
     static final int PAYMENTS = 200;
+    /** A messages.log line at ERROR level: {@code [date] thread logger E message}. */
+    static final Pattern ERROR_LINE = Pattern.compile("^\\[[^\\]]*\\] \\S+ \\S+\\s+E .*");
 
     @Test
+    @Order(2)
     void twoHundredPaymentsWithAHundredCopiesMakeTwoHundredRowsAndTheLedgerCatchesThemAgainWithoutRedis() throws Exception {
         try (TestRabbit rabbit = new TestRabbit(); RedisClient redis = TestRedis.client(); Connection db = connect()) {
             // The sample's consumer is up (so its tables exist); start from empty tables and queues.
@@ -78,18 +90,47 @@ class PaymentsSampleIT {
     /**
      * The sample has only the features an application needs (no MicroProfile Health or Telemetry):
      * the library adds no warning or error to its server log. Before, Liberty's injection engine
-     * logged CWNEN0049W for the library's health-check bean, whose API was not there.
+     * logged CWNEN0049W for the library's health-check bean, whose API was not there, and Liberty
+     * logged CWWJP0015E for the persistence unit the library jar shipped (its datasource
+     * jdbc/onceonly does not exist here: the sample's is jdbc/payments).
      */
     @Test
+    @Order(1)
     void theLibraryAddsNoWarningToTheServerLog() throws Exception {
-        java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("liberty.wlp.dir"),
-                "usr/servers/onceonly-it-sample/logs/messages.log");
-        // Hibernate's own error line for each duplicate the ledger catches is a known, separate matter.
-        List<String> problems = java.nio.file.Files.readAllLines(log).stream()
+        List<String> problems = serverLog().stream()
                 .filter(l -> l.contains("CWNEN0049W") || l.contains("CWWJP0015E")
                         || l.contains("dev.onceonly") && (l.contains(" W ") || l.contains(" E ")))
                 .toList();
         assertEquals(List.of(), problems);
+    }
+
+    /**
+     * Outcomes the library handles are never logged as errors, by anyone: after the ledger caught
+     * 300 duplicates (the payments test), a CONFLICT (same payment id, another amount) and a
+     * REJECTED (no payment id) end in the dead-letter queue with their outcome, and the server log
+     * holds no ERROR line at all. Before, Hibernate logged each ledger duplicate as an ERROR, and
+     * Reactive Messaging each refusal (SRMSG00200, with a stack trace).
+     */
+    @Test
+    @Order(3)
+    void refusalsAndLedgerDuplicatesLeaveNoErrorInTheServerLog() throws Exception {
+        try (TestRabbit rabbit = new TestRabbit()) {
+            rabbit.purge(QUEUE + ".dlq");
+            String id = "pay-refused-" + UUID.randomUUID();
+            publishAll(rabbit, List.of("{\"paymentId\":\"" + id + "\",\"amountCents\":100}",
+                    "{\"paymentId\":\"" + id + "\",\"amountCents\":999}",
+                    "{\"amountCents\":5}"));
+            await("the conflict and the keyless payment dead-lettered", LIMIT, () -> TestRabbit.total(QUEUE + ".dlq"), n -> n == 2);
+            List<String> outcomes = rabbit.drain(QUEUE + ".dlq").stream()
+                    .map(r -> r.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString()).sorted().toList();
+            assertEquals(List.of("CONFLICT", "REJECTED"), outcomes);
+        }
+        List<String> errors = serverLog().stream().filter(l -> ERROR_LINE.matcher(l).matches()).toList();
+        assertEquals(List.of(), errors, "ERROR lines in the sample's server log");
+    }
+
+    private static List<String> serverLog() throws Exception {
+        return Files.readAllLines(Path.of(System.getProperty("liberty.wlp.dir"), "usr/servers/onceonly-it-sample/logs/messages.log"));
     }
 
     private static void publishAll(TestRabbit rabbit, List<String> messages) throws Exception {

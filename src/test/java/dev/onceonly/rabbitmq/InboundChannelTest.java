@@ -51,8 +51,9 @@ class InboundChannelTest {
     @BeforeEach
     void connect(TestInfo test) throws Exception {
         rabbit = new TestRabbit();
-        // The stale-delivery test needs time to drop the connection while a retry is held.
-        String retryDelay = test.getTestMethod().orElseThrow().getName().contains("Stale") ? "3s" : "100ms";
+        // The stale-delivery test needs time to drop the connection while a retry is held: two
+        // rabbitmqctl runs, which take seconds on a loaded machine.
+        String retryDelay = test.getTestMethod().orElseThrow().getName().contains("Stale") ? "8s" : "100ms";
         String testName = test.getTestMethod().orElseThrow().getName();
         // The quorum tests run on a quorum queue; the undeclared one on a quorum queue configured as classic.
         String queueType = testName.contains("Quorum") && !testName.contains("Undeclared") ? "quorum" : "classic";
@@ -88,6 +89,11 @@ class InboundChannelTest {
         rabbit.close();
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();
+    }
+
+    /** The instance part of this JVM's connection names (the connector's default: host and pid). */
+    private static String channelInstance() {
+        return TestChannelConfig.of(Map.of("channel-name", "unit"), ChannelConfig.Direction.INCOMING).incoming().connection().instance();
     }
 
     /** Several instances on one broker: each connection's name says whose it is (channel, role, host and pid). */
@@ -152,6 +158,32 @@ class InboundChannelTest {
         assertNotNull(dispatch, "the delivery was posted under its payload");
         dispatch.decided(new GuardEvent("unit-consumer", outcome, Layer.NONE, "", "no key", 0));
         m.nack(new MessageRefusedException(outcome, "unit-consumer", "", "no key", null));
+    }
+
+    /**
+     * A guarded {@code @Incoming} method returns quietly after a refusal (so Reactive Messaging logs
+     * no error) and Reactive Messaging acks: the delivery is settled as the refusal says, never
+     * acked. BUSY comes back (not an attempt), REJECTED goes to the dead-letter queue.
+     */
+    @Test
+    void anAckAfterARefusalSettlesAsTheRefusal() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "busy-then-rejected");
+        Message<?> first = probe.next();
+        Dispatch dispatch = handover.take(first.getPayload());
+        assertTrue(dispatch.settlesFromDecision());
+        dispatch.decided(new GuardEvent("unit-consumer", Outcome.BUSY, Layer.CLAIM_STORE, "", "another holder", 0));
+        first.ack();
+
+        Message<?> again = probe.next();
+        assertEquals("busy-then-rejected", again.getPayload());
+        assertEquals(1, again.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(), "a BUSY requeue is not an attempt");
+        handover.take(again.getPayload()).decided(new GuardEvent("unit-consumer", Outcome.REJECTED, Layer.NONE, "", "no key", 0));
+        again.ack();
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        assertEquals("REJECTED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
     }
 
     /** A channel configured with SmallRye's names starts, consumes, and dead-letters where those names say. */
@@ -233,14 +265,15 @@ class InboundChannelTest {
     void aHeldRetryOfAStaleDeliveryPublishesNothing() throws Exception {
         probe.request(10);
         rabbit.publish("", queue, "stale");
-        probe.next().nack(new IllegalStateException("boom")); // held for 3 s, then a counted copy
-        TestRabbit.closeConnection("onceonly:unit:consume");
+        probe.next().nack(new IllegalStateException("boom")); // held for 8 s, then a counted copy
+        // This JVM's connection: another build's tests may run a channel named 'unit' on the same broker.
+        TestRabbit.closeConnection("onceonly:unit:consume@" + channelInstance());
         Message<?> again = probe.next();
         IncomingRabbitMetadata m = again.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
         assertEquals(1, m.attempt(), "the original, redelivered by the broker");
         assertTrue(m.redelivered());
-        // Past the hold: no copy arrives.
-        assertNull(probe.received.poll(5, TimeUnit.SECONDS), "a retry copy of the stale delivery was published");
+        // Past the hold (8 s from the nack): no copy arrives.
+        assertNull(probe.received.poll(9, TimeUnit.SECONDS), "a retry copy of the stale delivery was published");
         again.ack();
         await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
     }

@@ -12,10 +12,22 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class RecordingDispatch implements Dispatch {
 
     private final MessageView message;
+    private final boolean settlesFromDecision;
     private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
 
     public RecordingDispatch(MessageView message) {
+        this(message, false);
+    }
+
+    /** {@code settlesFromDecision}: as the RabbitMQ connector's deliveries (a refusal needs no exception). */
+    public RecordingDispatch(MessageView message, boolean settlesFromDecision) {
         this.message = message;
+        this.settlesFromDecision = settlesFromDecision;
+    }
+
+    @Override
+    public boolean settlesFromDecision() {
+        return settlesFromDecision;
     }
 
     @Override

@@ -101,12 +101,13 @@ public final class TestRabbit implements AutoCloseable {
     }
 
     /**
-     * The broker's process id of the connector's connection {@code name} ({@code onceonly:<channel>:<role>},
+     * The broker's process id of the connection named {@code name}, or of the connector's connection
+     * {@code name@<instance>} when {@code name} has no instance part ({@code onceonly:<channel>:<role>},
      * whatever instance opened it), or {@code null}.
      */
     public static String connectionPid(String name) throws Exception {
         for (String line : rabbitmqctl("-q", "list_connections", "pid", "client_properties").split("\n")) {
-            if (line.contains("{\"connection_name\",\"" + name + "@")) {
+            if (line.contains("{\"connection_name\",\"" + name + "\"}") || line.contains("{\"connection_name\",\"" + name + "@")) {
                 return line.substring(0, line.indexOf('\t')).trim();
             }
         }
