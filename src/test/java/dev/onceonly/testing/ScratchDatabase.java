@@ -86,6 +86,11 @@ public final class ScratchDatabase implements AutoCloseable {
         return kind;
     }
 
+    /** The schema (PostgreSQL) or database (MariaDB, H2) this scratch database is. */
+    public String name() {
+        return name;
+    }
+
     /** Hibernate on this database; also the JPA {@code EntityManagerFactory}. */
     public SessionFactory sessionFactory() {
         return sessionFactory;
