@@ -92,14 +92,13 @@ class PaymentsSampleIT {
      * the library adds no warning or error to its server log. Before, Liberty's injection engine
      * logged CWNEN0049W for the library's health-check bean, whose API was not there, and Liberty
      * logged CWWJP0015E for the persistence unit the library jar shipped (its datasource
-     * jdbc/onceonly does not exist here: the sample's is jdbc/payments), and J2CA8050I for the
-     * credentials the sample's datasource carried instead of an authentication alias.
+     * jdbc/onceonly does not exist here: the sample's is jdbc/payments).
      */
     @Test
     @Order(1)
     void theLibraryAddsNoWarningToTheServerLog() throws Exception {
         List<String> problems = serverLog().stream()
-                .filter(l -> l.contains("CWNEN0049W") || l.contains("CWWJP0015E") || l.contains("J2CA8050I")
+                .filter(l -> l.contains("CWNEN0049W") || l.contains("CWWJP0015E")
                         || l.contains("dev.onceonly") && (l.contains(" W ") || l.contains(" E ")))
                 .toList();
         assertEquals(List.of(), problems);
