@@ -8,6 +8,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.onceonly.chaos.ChaosOrders;
 import dev.onceonly.chaos.ChaosOrders.Invalid;
 import dev.onceonly.testing.DemoClient;
+import dev.onceonly.testing.TestRabbit;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -31,6 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class InvalidOrderIT {
 
     private static final String QUEUE = "inventory-it-postgresql";
+    /** The PostgreSQL test server's own exchange on the shared broker (pom: onceonly.it.demo.exchange). */
+    private static final String EXCHANGE = TestRabbit.names(System.getProperty("onceonly.test.postgresql.port", "9081")) + ".orders";
     private static final Duration LIMIT = Duration.ofMinutes(2);
 
     @Test
@@ -52,7 +55,7 @@ class InvalidOrderIT {
             ch.confirmSelect();
             AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("application/json").build();
             for (String body : bodies.keySet()) {
-                ch.basicPublish("orders", "order.placed", true, props, body.getBytes(StandardCharsets.UTF_8));
+                ch.basicPublish(EXCHANGE, "order.placed", true, props, body.getBytes(StandardCharsets.UTF_8));
             }
             ch.waitForConfirmsOrDie(10_000);
 
