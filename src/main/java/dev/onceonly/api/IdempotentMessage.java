@@ -17,11 +17,12 @@ import java.lang.annotation.Target;
  * <p>Before the method runs, a claim on the message key is taken in the claim store (Redis in
  * production). A message that was processed before is not handed to the method again
  * ({@link Outcome#DUPLICATE}); a message another holder is working on is refused with
- * {@link Outcome#BUSY}; a method that throws releases the claim, so a redelivery runs again.
+ * {@link Outcome#BUSY}; a method that throws releases the claim, so a redelivery runs again
+ * (unless the exception is not worth retrying: {@link #noRetryFor()}).
  *
  * <p>Every member is a default only: MicroProfile Config overrides it per consumer
  * ({@code onceonly.consumers.<consumer>.<property>}), then globally ({@code onceonly.<property>}).
- * An empty string means "not set here".
+ * An empty string (or an empty array) means "not set here".
  *
  * <p>Side effects outside the transactional database (HTTP calls, e-mails) are protected by the
  * claim only: if the claim store loses the key (flushed, evicted), such an effect can repeat.
@@ -61,4 +62,36 @@ public @interface IdempotentMessage {
 
     /** {@return how long a processed key is remembered, e.g. {@code 24h}} Default {@code 24h}. */
     @Nonbinding String retention() default "";
+
+    /**
+     * Exceptions not worth retrying: a message whose handler fails with one (or with an exception
+     * caused by one) can never succeed as it is, so it is not delivered again. The claim is
+     * released and the transaction rolled back as for any failure; the outcome stays
+     * {@link Outcome#FAILED}, reported with {@link GuardEvent#retryable()} {@code false}, and the
+     * {@code onceonly-rabbitmq} connector dead-letters the message at once, naming the exception
+     * class in the reason. Subclasses match. Added to the built-in defaults
+     * ({@code IllegalArgumentException} and the JSON-P and JSON-B exceptions), which count only
+     * when nothing listed here or in {@link #retryFor()} matches. The rule that decides between the
+     * lists is in README, "Which failures are retried".
+     *
+     * <p>Overridden by {@code onceonly.consumers.<consumer>.no-retry-for}, then
+     * {@code onceonly.no-retry-for} (comma-separated class names). Empty: not set here.
+     *
+     * @return the exception classes not to retry
+     */
+    @Nonbinding Class<? extends Throwable>[] noRetryFor() default {};
+
+    /**
+     * Exceptions worth retrying even though a more general class is in {@link #noRetryFor()} or the
+     * defaults: a more specific class beats a more general one, and a class in both lists is retried.
+     * {@code retryFor = Exception.class} turns the built-in defaults off (they count only when
+     * nothing listed matches). Failures that match nothing are retried anyway, up to the
+     * connector's {@code max-attempts}.
+     *
+     * <p>Overridden by {@code onceonly.consumers.<consumer>.retry-for}, then
+     * {@code onceonly.retry-for} (comma-separated class names). Empty: not set here.
+     *
+     * @return the exception classes to retry
+     */
+    @Nonbinding Class<? extends Throwable>[] retryFor() default {};
 }

@@ -106,7 +106,7 @@ public class OnceOnlyRuntime {
         extension.methods().values().forEach(m -> {
             var s = m.settings();
             LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),
-                    s.storeFailure(), s.ledger());
+                    s.storeFailure(), s.ledger(), s.retryRule().describe());
         });
         LogId.ONCE0001I.log(store.name(), extension.consumerNames());
         if (!enabled) {

@@ -7,6 +7,7 @@ import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.engine.RetryRule;
 import dev.onceonly.redis.RedisSettings;
 import dev.onceonly.support.Durations;
 import org.eclipse.microprofile.config.Config;
@@ -16,6 +17,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -249,7 +251,44 @@ public final class OnceOnlyConfig {
             throw new InvalidConfigurationException(propertyOf(consumer, "store-failure"), "ledger-only",
                     "reject, because the ledger is off for this consumer (ledger-only needs ledger=true)");
         }
-        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, policy, ledger);
+        // The application's classes, and the JSON APIs it has, are visible from the guarded method's own loader.
+        ClassLoader loader = method.getDeclaringClass().getClassLoader();
+        RetryRule retryRule = new RetryRule(consumerClasses(consumer, "retry-for", a.retryFor(), loader),
+                consumerClasses(consumer, "no-retry-for", a.noRetryFor(), loader), RetryRule.defaultsVisibleTo(loader));
+        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, policy, ledger, retryRule);
+    }
+
+    /**
+     * A per-consumer list of exception classes: the property's comma-separated class names, resolved
+     * with {@code loader} (not initialised), else the annotation's classes. A name that does not load
+     * or is not a {@link Throwable} names the property it was written under.
+     */
+    private List<Class<? extends Throwable>> consumerClasses(String consumer, String name, Class<? extends Throwable>[] annotated,
+                                                           ClassLoader loader) {
+        Optional<ConfigReader.Entry> raw = consumerProperty(consumer, name);
+        if (raw.isEmpty()) {
+            return List.of(annotated);
+        }
+        List<Class<? extends Throwable>> classes = new ArrayList<>();
+        for (String className : raw.get().value().split(",")) {
+            String trimmed = className.trim();
+            if (trimmed.isEmpty()) {
+                continue;
+            }
+            Class<?> c;
+            try {
+                c = Class.forName(trimmed, false, loader);
+            } catch (ClassNotFoundException | LinkageError e) {
+                throw new InvalidConfigurationException(raw.get().property(), trimmed,
+                        "comma-separated names of exception classes the application can load, e.g. java.lang.IllegalArgumentException");
+            }
+            if (!Throwable.class.isAssignableFrom(c)) {
+                throw new InvalidConfigurationException(raw.get().property(), trimmed,
+                        "comma-separated names of exception classes (subclasses of java.lang.Throwable)");
+            }
+            classes.add(c.asSubclass(Throwable.class));
+        }
+        return classes;
     }
 
     /**
@@ -269,25 +308,28 @@ public final class OnceOnlyConfig {
 
     private <T> Optional<T> consumerValue(String consumer, String name, String annotationValue,
                                           Function<String, T> parse, String expected) {
-        String specific = PREFIX + "consumers." + consumer + "." + name;
-        Optional<String> raw = config.string(specific);
-        String property = specific;
-        if (raw.isEmpty()) {
-            raw = config.string(PREFIX + name);
-            property = PREFIX + name;
-        }
+        Optional<ConfigReader.Entry> raw = consumerProperty(consumer, name);
         if (raw.isEmpty() && annotationValue != null && !annotationValue.isEmpty()) {
-            raw = Optional.of(annotationValue);
-            property = "@IdempotentMessage(" + name + ") of consumer " + consumer;
+            raw = Optional.of(new ConfigReader.Entry("@IdempotentMessage(" + name + ") of consumer " + consumer, annotationValue));
         }
         if (raw.isEmpty()) {
             return Optional.empty();
         }
-        T value = parse.apply(raw.get().trim());
+        T value = parse.apply(raw.get().value().trim());
         if (value == null) {
-            throw new InvalidConfigurationException(property, raw.get(), expected);
+            throw new InvalidConfigurationException(raw.get().property(), raw.get().value(), expected);
         }
         return Optional.of(value);
+    }
+
+    /** A per-consumer setting from configuration: the consumer's own property, else the global one; trimmed. */
+    private Optional<ConfigReader.Entry> consumerProperty(String consumer, String name) {
+        String specific = PREFIX + "consumers." + consumer + "." + name;
+        Optional<String> raw = config.string(specific);
+        if (raw.isPresent()) {
+            return Optional.of(new ConfigReader.Entry(specific, raw.get()));
+        }
+        return config.string(PREFIX + name).map(v -> new ConfigReader.Entry(PREFIX + name, v));
     }
 
     private Duration consumerDuration(String consumer, String name, String annotationValue, Duration fallback) {

@@ -19,10 +19,11 @@ import java.util.Objects;
  * @param retention           how long a processed key is remembered in the claim store
  * @param storeFailure        what to do when the claim store is unreachable
  * @param ledger              whether the transactional ledger guards this consumer too
+ * @param retryRule           which failures of the handler are worth retrying
  */
 public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String keyHeader, String keyPointer,
                                boolean fallbackToContent, Duration lease, Duration retention,
-                               StoreFailurePolicy storeFailure, boolean ledger) {
+                               StoreFailurePolicy storeFailure, boolean ledger, RetryRule retryRule) {
 
     /** Built-in default lease: used when neither annotation nor configuration sets one. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(10);
@@ -43,6 +44,7 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
      * @param retention         how long a processed key is remembered
      * @param storeFailure      what to do when the claim store is unreachable
      * @param ledger            whether the ledger guards this consumer too
+     * @param retryRule         which failures of the handler are worth retrying
      * @throws NullPointerException when a required setting is {@code null}
      * @throws IllegalArgumentException when the key strategy is still {@link KeyStrategy#DEFAULT}
      */
@@ -52,6 +54,7 @@ public record ConsumerSettings(String consumer, KeyStrategy keyStrategy, String 
         Objects.requireNonNull(lease, "lease");
         Objects.requireNonNull(retention, "retention");
         Objects.requireNonNull(storeFailure, "storeFailure");
+        Objects.requireNonNull(retryRule, "retryRule");
         keyHeader = keyHeader == null ? "" : keyHeader;
         keyPointer = keyPointer == null ? "" : keyPointer;
         if (keyStrategy == KeyStrategy.DEFAULT) {

@@ -31,7 +31,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  *   <li>{@link Outcome#PROCESSED}: returns what the handler returned;</li>
  *   <li>{@link Outcome#DUPLICATE}: returns {@code null} without running the handler;</li>
- *   <li>{@link Outcome#FAILED}: rethrows the handler's (or the commit's) exception, claim released;</li>
+ *   <li>{@link Outcome#FAILED}: rethrows the handler's (or the commit's) exception, claim released;
+ *       reported with {@link GuardEvent#retryable()} {@code false} when the consumer's
+ *       {@link RetryRule} says the handler's exception is not worth retrying;</li>
  *   <li>{@link Outcome#BUSY}, {@link Outcome#RETRY}, {@link Outcome#CONFLICT}, {@link Outcome#REJECTED}:
  *       throws {@link MessageRefusedException} without running the handler.</li>
  * </ul>
@@ -174,7 +176,7 @@ public final class GuardEngine {
                         throw refuse(settings, dispatch, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(),
                                 "key was processed before with a different body", start, null);
                     }
-                    report(settings, dispatch, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", System.nanoTime() - start);
+                    report(settings, dispatch, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true, System.nanoTime() - start);
                     return null;
                 }
                 case IN_PROGRESS -> throw refuse(settings, dispatch, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
@@ -216,14 +218,17 @@ public final class GuardEngine {
 
     private MessageRefusedException refuse(ConsumerSettings s, Dispatch dispatch, Outcome outcome, Layer layer,
                                            String digest, String reason, long start, Throwable cause) {
-        report(s, dispatch, outcome, layer, digest, reason, System.nanoTime() - start);
+        report(s, dispatch, outcome, layer, digest, reason, !outcome.isPermanent(), System.nanoTime() - start);
         return new MessageRefusedException(outcome, s.consumer(), digest, reason, cause);
     }
 
-    /** The one place a decision leaves the engine: to the delivery first, then to the listeners. */
+    /**
+     * The one place a decision leaves the engine: to the delivery first, then to the listeners.
+     * {@code retryable} is how a FAILED message that is not worth retrying reaches the connector.
+     */
     void report(ConsumerSettings s, Dispatch dispatch, Outcome outcome, Layer layer, String digest,
-                        String reason, long nanos) {
-        GuardEvent event = new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos);
+                        String reason, boolean retryable, long nanos) {
+        GuardEvent event = new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos, retryable);
         dispatch.decided(event);
         try {
             listener.onOutcome(event);

@@ -39,6 +39,12 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     /** Why the commit was refused before it happened ({@link #mayCommit}), or {@code null}. */
     volatile String commitRefused;
     /**
+     * What the handler threw, for the consumer's retry rule; {@code null} when it returned. Set on
+     * the handler's thread, read in {@link #completed}, which a joined caller transaction may run
+     * on another.
+     */
+    private volatile Throwable handlerFailure;
+    /**
      * The transaction committed but the store could not mark the key done: the sweep retries until
      * this deadline ({@link System#nanoTime()}), 0 when nothing is pending.
      */
@@ -109,6 +115,10 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         // The handler may pass its message's key on to the services it calls (IdempotencyContext).
         try (CurrentKey.Scope ignored = CurrentKey.enter(settings.consumer() + ':' + key.digest())) {
             return handler.call();
+        } catch (Exception | Error e) {
+            // Recorded as thrown, before any runner or container wraps it: the retry rule walks its causes.
+            handlerFailure = e;
+            throw e;
         }
     }
 
@@ -187,6 +197,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         Outcome outcome;
         Layer layer = Layer.NONE;
         String reason = "";
+        boolean retryable = true;
         LedgerDecision decision = ledgerDecision;
         if (decision == LedgerDecision.DUPLICATE) {
             // Processed before, but the claim store forgot it (flushed, evicted, failed over):
@@ -199,6 +210,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             outcome = GuardEngine.refusedOutcome(decision);
             layer = Layer.LEDGER;
             reason = GuardEngine.refusedReason(decision);
+            retryable = !outcome.isPermanent();
             if (decision == LedgerDecision.CONFLICT) {
                 LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.LEDGER);
             }
@@ -211,14 +223,24 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             layer = Layer.CLAIM_STORE;
             reason = commitRefused;
         } else {
+            // Released like any failure, whatever the retry rule says: whether to deliver the message
+            // again is the connector's decision, made from the report below.
             finish("release", false);
             outcome = Outcome.FAILED;
-            reason = "handler failed or transaction rolled back";
-            LogId.ONCE0303I.log(settings.consumer(), key.digest(), "transaction rolled back");
+            Throwable failure = handlerFailure;
+            RetryRule.Match match = failure == null ? null : settings.retryRule().classify(failure);
+            if (match != null && !match.retry()) {
+                retryable = false;
+                reason = match.reason();
+                LogId.ONCE0304I.log(settings.consumer(), key.digest(), reason);
+            } else {
+                reason = "handler failed or transaction rolled back";
+                LogId.ONCE0303I.log(settings.consumer(), key.digest(), "transaction rolled back");
+            }
         }
         phase.end();
         guardNanos += System.nanoTime() - f0;
-        engine.report(settings, dispatch, outcome, layer, key.digest(), reason, guardNanos);
+        engine.report(settings, dispatch, outcome, layer, key.digest(), reason, retryable, guardNanos);
     }
 
     private void finish(String operation, boolean complete) {

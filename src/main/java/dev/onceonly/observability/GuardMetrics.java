@@ -20,7 +20,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * OpenTelemetry metrics of the guard:
  * <ul>
  *   <li>{@code onceonly.messages} — messages by {@code consumer}, {@code outcome} and {@code layer}
- *       (a DUPLICATE caught by the claim store or by the ledger);</li>
+ *       (a DUPLICATE caught by the claim store or by the ledger); FAILED ones also by
+ *       {@code retryable} ({@code false}: the consumer's retry rule says another delivery cannot
+ *       succeed, {@link GuardEvent#retryable()});</li>
  *   <li>{@code onceonly.guard.duration} — seconds the guard itself spent per message (claim, ledger
  *       insert, finalisation; the handler excluded), by consumer and outcome;</li>
  *   <li>{@code onceonly.lease.renewals}, {@code onceonly.lease.lost}, {@code onceonly.store.errors}
@@ -35,11 +37,14 @@ public final class GuardMetrics implements GuardListener {
     static final AttributeKey<String> LAYER = AttributeKey.stringKey("layer");
     static final AttributeKey<String> OPERATION = AttributeKey.stringKey("operation");
     static final AttributeKey<String> DECISION = AttributeKey.stringKey("decision");
+    static final AttributeKey<Boolean> RETRYABLE = AttributeKey.booleanKey("retryable");
 
     /** Pre-built attribute sets of one consumer. */
     private static final class ConsumerAttributes {
         final Attributes consumer;
         final Attributes[][] byOutcomeAndLayer = new Attributes[Outcome.values().length][Layer.values().length];
+        /** FAILED is counted by whether it may be retried: a message not worth retrying is dead-lettered at once. */
+        final Attributes[] failedByLayerNotRetryable = new Attributes[Layer.values().length];
         final Attributes[] byOutcome = new Attributes[Outcome.values().length];
         final Attributes[] byDecision = new Attributes[LedgerDecision.values().length];
         final Map<String, Attributes> byOperation = new HashMap<>();
@@ -49,8 +54,14 @@ public final class GuardMetrics implements GuardListener {
             for (Outcome o : Outcome.values()) {
                 byOutcome[o.ordinal()] = Attributes.of(CONSUMER, name, OUTCOME, o.name());
                 for (Layer l : Layer.values()) {
-                    byOutcomeAndLayer[o.ordinal()][l.ordinal()] = Attributes.of(CONSUMER, name, OUTCOME, o.name(), LAYER, l.name());
+                    byOutcomeAndLayer[o.ordinal()][l.ordinal()] = o == Outcome.FAILED
+                            ? Attributes.of(CONSUMER, name, OUTCOME, o.name(), LAYER, l.name(), RETRYABLE, true)
+                            : Attributes.of(CONSUMER, name, OUTCOME, o.name(), LAYER, l.name());
                 }
+            }
+            for (Layer l : Layer.values()) {
+                failedByLayerNotRetryable[l.ordinal()] = Attributes.of(CONSUMER, name, OUTCOME, Outcome.FAILED.name(),
+                        LAYER, l.name(), RETRYABLE, false);
             }
             for (LedgerDecision d : LedgerDecision.values()) {
                 byDecision[d.ordinal()] = Attributes.of(CONSUMER, name, DECISION, d.name());
@@ -95,7 +106,9 @@ public final class GuardMetrics implements GuardListener {
     @Override
     public void onOutcome(GuardEvent e) {
         ConsumerAttributes a = of(e.consumer());
-        messages.add(1, a.byOutcomeAndLayer[e.outcome().ordinal()][e.layer().ordinal()]);
+        messages.add(1, e.outcome() == Outcome.FAILED && !e.retryable()
+                ? a.failedByLayerNotRetryable[e.layer().ordinal()]
+                : a.byOutcomeAndLayer[e.outcome().ordinal()][e.layer().ordinal()]);
         guardSeconds.record(e.guardNanos() / 1e9, a.byOutcome[e.outcome().ordinal()]);
     }
 

@@ -6,12 +6,15 @@ import dev.onceonly.api.Outcome;
 /**
  * What the connector does with a delivery the application did not accept, decided from the guard's
  * decision for that delivery (when a guarded method was invoked for it) and the attempt count
- * (docs/architecture.md, "Outcomes and broker actions").
+ * (docs/architecture.md, "Outcomes and broker actions"). A FAILED decision that is not
+ * {@linkplain GuardEvent#retryable() retryable} is dead-lettered at once, whatever the attempt.
  *
  * @param action    the broker action
  * @param outcome   the guard's refusal ({@code BUSY}, {@code RETRY}, {@code CONFLICT}, {@code REJECTED}),
  *                  else {@link Outcome#FAILED} (the handler, or anything after the guard, failed)
- * @param reason    why, for the dead-letter headers and logs; never the message body
+ * @param reason    why, for the dead-letter headers and logs; never the message body. For FAILED:
+ *                  the innermost cause's class and message, and for a failure not retried the
+ *                  guard's reason after it in parentheses (the classes its retry rule matched)
  * @param consumer  the guard's consumer name when a guarded method decided, else {@code null}
  * @param keyDigest the guard's key digest when known, else empty
  */
@@ -46,8 +49,14 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
                     guard.consumer(), guard.keyDigest());
             case CONFLICT, REJECTED -> new Disposition(Action.DEAD_LETTER, guard.outcome(), cap(guard.reason()),
                     guard.consumer(), guard.keyDigest());
-            // FAILED, or the guard let it through and something after it failed: an attempt spent.
-            case FAILED, PROCESSED, DUPLICATE -> new Disposition(failed, Outcome.FAILED, cap(describe(failure)),
+            // The consumer's retry rule says another attempt cannot succeed: dead-lettered at once.
+            case FAILED -> guard.retryable()
+                    ? new Disposition(failed, Outcome.FAILED, cap(describe(failure)), guard.consumer(), guard.keyDigest())
+                    // Capped apart, so a long exception message never cuts off which class was not retried.
+                    : new Disposition(Action.DEAD_LETTER, Outcome.FAILED, cap(describe(failure)) + " (" + cap(guard.reason()) + ")",
+                            guard.consumer(), guard.keyDigest());
+            // The guard let it through and something after it failed: an attempt spent.
+            case PROCESSED, DUPLICATE -> new Disposition(failed, Outcome.FAILED, cap(describe(failure)),
                     guard.consumer(), guard.keyDigest());
         };
     }

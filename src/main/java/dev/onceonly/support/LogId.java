@@ -18,7 +18,7 @@ public enum LogId {
     ONCE0003W(Level.WARNING, "Redis maxmemory-policy is '%s': Redis may evict claims and let duplicates through. "
             + "Use maxmemory-policy noeviction: every claim has a TTL, so volatile-* policies evict claims too."),
     /** Resolved settings of a consumer. */
-    ONCE0004I(Level.INFO, "Consumer '%s': key=%s, lease=%s, retention=%s, store-failure=%s, ledger=%s"),
+    ONCE0004I(Level.INFO, "Consumer '%s': key=%s, lease=%s, retention=%s, store-failure=%s, ledger=%s, %s"),
     /** Guard disabled by {@code onceonly.enabled=false}. */
     ONCE0005W(Level.WARNING, "onceonly.enabled=false: guarded methods run WITHOUT duplicate protection."),
     /** Connected to Redis (mode, nodes; never credentials). */
@@ -64,6 +64,8 @@ public enum LogId {
     ONCE0302W(Level.WARNING, "REJECTED for consumer '%s': %s"),
     /** Handler failed; claim released for a retry. */
     ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry"),
+    /** Handler failed with an exception not worth retrying (no-retry-for); claim released, reported as such to the connector. */
+    ONCE0304I(Level.INFO, "Handler of consumer '%s' failed (key %s), %s; claim released, reported as not worth retrying"),
     /** Incoming channel consuming: queue, broker, prefetch, attempts, retry delay, dead-letter exchange. */
     ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, max-attempts %d, "
             + "retry-delay %s, dead-letter exchange '%s'"),

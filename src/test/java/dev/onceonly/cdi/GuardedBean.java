@@ -49,6 +49,20 @@ public class GuardedBean {
         return idempotency.key().orElse("none");
     }
 
+    /** An exception of the application's for a message that can never succeed. */
+    public static class Unprocessable extends RuntimeException {
+        public Unprocessable(String message) {
+            super(message);
+        }
+    }
+
+    /** Declares its own exception not worth retrying; any other failure is retried. */
+    @IdempotentMessage(consumer = "cdi-no-retry", noRetryFor = Unprocessable.class)
+    public String onOrder(MessageView message, boolean unprocessable) {
+        runs.incrementAndGet();
+        throw unprocessable ? new Unprocessable("cannot be processed") : new IllegalStateException("shipping down");
+    }
+
     @IdempotentMessage(consumer = "cdi-param")
     public int onPayload(String payload, @IdempotencyKey String orderId) {
         return runs.incrementAndGet();

@@ -112,6 +112,17 @@ class InterceptorWeldTest {
         assertEquals(List.of(Outcome.FAILED, Outcome.PROCESSED), outcomes.seen());
     }
 
+    /** The annotation's noRetryFor reaches the engine: the CDI event says the failure is not worth retrying. */
+    @Test
+    void anExceptionTheAnnotationListsIsReportedAsNotWorthRetrying() {
+        assertThrows(GuardedBean.Unprocessable.class, () -> bean.onOrder(message(UUID.randomUUID().toString()), true));
+        assertThrows(IllegalStateException.class, () -> bean.onOrder(message(UUID.randomUUID().toString()), false));
+        List<GuardEvent> events = outcomes.events();
+        assertEquals(List.of(Outcome.FAILED, Outcome.FAILED), events.stream().map(GuardEvent::outcome).toList());
+        assertEquals(List.of(false, true), events.stream().map(GuardEvent::retryable).toList());
+        assertEquals("not retried: " + GuardedBean.Unprocessable.class.getName() + " is in no-retry-for", events.get(0).reason());
+    }
+
     @Test
     void payloadOnlyMethodIsGuardedByItsIdempotencyKeyParameter() {
         String id = UUID.randomUUID().toString();

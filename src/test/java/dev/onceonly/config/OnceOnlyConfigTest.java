@@ -11,19 +11,26 @@ import dev.onceonly.cdi.OnceOnlyExtension;
 import dev.onceonly.cdi.OnceOnlyRuntime;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.engine.RetryRule;
 import dev.onceonly.redis.RedisSettings;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
 import org.jboss.weld.environment.se.Weld;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
+import java.net.URLClassLoader;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -41,6 +48,10 @@ class OnceOnlyConfigTest {
 
         @IdempotentMessage(consumer = "keyed")
         public void keyed(String body, @IdempotencyKey String id) {
+        }
+
+        @IdempotentMessage(consumer = "classified", noRetryFor = IllegalStateException.class, retryFor = UncheckedIOException.class)
+        public void classified(String body) {
         }
     }
 
@@ -116,6 +127,101 @@ class OnceOnlyConfigTest {
                 () -> config(Map.of("onceonly.store", "mongo")).global());
         assertEquals("onceonly.store", store.property());
         assertTrue(store.getMessage().contains("redis, memory"), store.getMessage());
+    }
+
+    /** no-retry-for and retry-for: consumer property, then global, then annotation; each list on its own. */
+    @Test
+    void retryListsFollowTheSamePrecedenceAsEverySetting() throws Exception {
+        List<Class<? extends Throwable>> defaults = RetryRule.defaultsVisibleTo(Consumers.class.getClassLoader());
+        RetryRule annotated = consumer(Map.of(), "classified").retryRule();
+        assertEquals(new RetryRule(List.of(UncheckedIOException.class), List.of(IllegalStateException.class), defaults), annotated);
+
+        RetryRule global = consumer(Map.of("onceonly.no-retry-for", " java.io.IOException , java.lang.ArithmeticException,"),
+                "classified").retryRule();
+        assertEquals(List.of(IOException.class, ArithmeticException.class), global.noRetryFor());
+        assertEquals(List.of(UncheckedIOException.class), global.retryFor(), "retry-for still from the annotation");
+
+        RetryRule specific = consumer(Map.of("onceonly.no-retry-for", "java.io.IOException",
+                "onceonly.consumers.classified.no-retry-for", "java.util.NoSuchElementException",
+                "onceonly.consumers.classified.retry-for", "java.lang.Exception"), "classified").retryRule();
+        assertEquals(List.of(NoSuchElementException.class), specific.noRetryFor());
+        assertEquals(List.of(Exception.class), specific.retryFor());
+
+        RetryRule plain = consumer(Map.of(), "plain").retryRule();
+        assertEquals(new RetryRule(List.of(), List.of(), defaults), plain, "the defaults only");
+        assertEquals(List.of(IllegalArgumentException.class, jakarta.json.JsonException.class, jakarta.json.bind.JsonbException.class),
+                plain.defaults());
+    }
+
+    /** Class names are resolved once, at startup: one that does not load, or is no exception, names its property. */
+    @Test
+    void anUnknownOrNonThrowableClassNamesItsProperty() {
+        InvalidConfigurationException unknown = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.classified.no-retry-for", "java.lang.IllegalStateException, com.example.Typo"),
+                        "classified"));
+        assertEquals("onceonly.consumers.classified.no-retry-for", unknown.property());
+        assertTrue(unknown.getMessage().contains("'com.example.Typo'") && unknown.getMessage().contains("can load"), unknown.getMessage());
+
+        InvalidConfigurationException notThrowable = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.retry-for", "java.lang.String"), "plain"));
+        assertEquals("onceonly.retry-for", notThrowable.property());
+        assertTrue(notThrowable.getMessage().contains("'java.lang.String'") && notThrowable.getMessage().contains("Throwable"),
+                notThrowable.getMessage());
+    }
+
+    /** An exception class that only the application's own class loader has. */
+    public static class AppOnlyException extends RuntimeException {
+    }
+
+    /** A consumer of that application. */
+    public static class AppConsumer {
+        @IdempotentMessage(consumer = "app")
+        public void on(String body) {
+        }
+    }
+
+    /**
+     * Class names are resolved with the class loader of the guarded method's class, the
+     * application's: not the library's (which in a shared library sees none of the application's
+     * classes) nor whatever the thread's context loader happens to be.
+     */
+    @Test
+    void classNamesAreResolvedWithTheApplicationsClassLoader() throws Exception {
+        try (AppLoader app = new AppLoader(getClass().getClassLoader(), AppConsumer.class.getName(), AppOnlyException.class.getName())) {
+            Method on = app.loadClass(AppConsumer.class.getName()).getMethod("on", String.class);
+            RetryRule rule = config(Map.of("onceonly.consumers.app.no-retry-for", AppOnlyException.class.getName()))
+                    .consumer(on, on.getAnnotation(IdempotentMessage.class), keys).retryRule();
+            assertSame(app, rule.noRetryFor().get(0).getClassLoader(), "the application's own copy of the class");
+        }
+    }
+
+    /** Defines the named classes itself (child first) and leaves every other one to its parent. */
+    private static final class AppLoader extends URLClassLoader {
+        private final java.util.Set<String> own;
+
+        AppLoader(ClassLoader parent, String... own) {
+            super(new java.net.URL[0], parent);
+            this.own = java.util.Set.of(own);
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!own.contains(name)) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> c = findLoadedClass(name);
+                if (c == null) {
+                    try (java.io.InputStream in = getParent().getResourceAsStream(name.replace('.', '/') + ".class")) {
+                        byte[] bytes = in.readAllBytes();
+                        c = defineClass(name, bytes, 0, bytes.length);
+                    } catch (IOException e) {
+                        throw new ClassNotFoundException(name, e);
+                    }
+                }
+                return c;
+            }
+        }
     }
 
     /** The ledger writes through the application's datasource when one is named, else jdbc/onceonly. */

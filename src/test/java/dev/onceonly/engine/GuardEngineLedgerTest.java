@@ -47,6 +47,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -307,6 +308,51 @@ class GuardEngineLedgerTest {
         assertTrue(ledgerRow(key.storeKey()).isPresent());
     }
 
+    /**
+     * A failure not worth retrying changes nothing in the guard's invariants: the transaction rolls
+     * back with the ledger row and the business write, the claim is released; only the report says
+     * "do not retry".
+     */
+    @Test
+    void aFailureNotWorthRetryingRollsBackAndReleasesLikeAnyFailure() throws Exception {
+        MessageView m = message("{\"order\":\"abc\"}");
+        MessageKey key = keyOf(settings, m);
+
+        assertThrows(NumberFormatException.class, () -> guard(settings, m, () -> {
+            businessWrite("order-abc").call();
+            throw new NumberFormatException("For input string: \"abc\"");
+        }));
+
+        assertEquals(List.of(false), transactionEnds);
+        assertEquals(Optional.empty(), ledgerRow(key.storeKey()), "the ledger row did not commit");
+        assertEquals(Optional.empty(), ledgerRow(business("order-abc")), "nor the business write");
+        assertEquals(ClaimState.ACQUIRED, claimState(key), "claim released");
+        GuardEvent failed = listener.outcomes.get(0);
+        assertEquals(Outcome.FAILED, failed.outcome());
+        assertFalse(failed.retryable());
+    }
+
+    /**
+     * Inside a caller's transaction the report comes when that transaction completes, after the
+     * guard rethrew: the handler's exception, recorded when it was thrown, still decides.
+     */
+    @Test
+    void aFailureNotWorthRetryingInsideTheCallersTransactionIsReportedWhenItRollsBack() throws Exception {
+        MessageView m = message("{\"order\":\"joined-abc\"}");
+        jta.begin();
+        try {
+            assertThrows(IllegalArgumentException.class, () -> guard(settings, m, () -> {
+                throw new IllegalArgumentException("quantity must be positive");
+            }));
+            assertEquals(List.of(), listener.outcomes, "not reported before the caller's transaction completes");
+            assertEquals(Status.STATUS_MARKED_ROLLBACK, jta.getStatus());
+        } finally {
+            jta.rollback();
+        }
+        assertEquals(Outcome.FAILED, listener.outcomes.get(0).outcome());
+        assertFalse(listener.outcomes.get(0).retryable());
+    }
+
     @Test
     void ledgerInsertThatFailsRollsBackAndReleasesTheClaimWithoutRunningTheHandler() throws Exception {
         PersistenceException lost = new PersistenceException("connection to the database lost");
@@ -389,7 +435,7 @@ class GuardEngineLedgerTest {
 
         @Override
         public void onOutcome(GuardEvent e) {
-            outcomes.add(new GuardEvent(e.consumer(), e.outcome(), e.layer(), e.keyDigest(), e.reason(), 0));
+            outcomes.add(new GuardEvent(e.consumer(), e.outcome(), e.layer(), e.keyDigest(), e.reason(), 0, e.retryable()));
         }
 
         @Override

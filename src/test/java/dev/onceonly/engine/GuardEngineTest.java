@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -117,6 +118,104 @@ class GuardEngineTest {
         assertSame(boom, thrown, "the handler's own exception reaches the caller");
         assertEquals("ran-1", handle(settings, message("m")));
         assertEquals(List.of(Outcome.FAILED, Outcome.PROCESSED), outcomes());
+    }
+
+    /** An application's exception for a message that can never succeed. */
+    static class InvalidOrder extends RuntimeException {
+        InvalidOrder(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * A failure the consumer's rule says is not worth retrying: released and rethrown like any
+     * failure, but reported FAILED with "do not retry" to the delivery and the listeners, the reason
+     * naming the class (never the exception's message).
+     */
+    @Test
+    void aFailureNotWorthRetryingIsReportedAsSuchAndReleasesTheClaim() throws Exception {
+        ConsumerSettings noRetry = Settings.withRetry(settings, List.of(), List.of(InvalidOrder.class));
+        RecordingDispatch delivery = new RecordingDispatch(view("bad-order"));
+        InvalidOrder invalid = new InvalidOrder("quantity 'abc' of order o-1");
+        InvalidOrder thrown = assertThrows(InvalidOrder.class, () -> engine.guard(noRetry, delivery, null, () -> {
+            runs.incrementAndGet();
+            throw invalid;
+        }));
+
+        assertSame(invalid, thrown, "the handler's own exception reaches the caller");
+        GuardEvent decided = delivery.decisions().get(0);
+        assertEquals(Outcome.FAILED, decided.outcome(), "still FAILED: no new outcome");
+        assertFalse(decided.retryable());
+        assertEquals("not retried: " + InvalidOrder.class.getName() + " is in no-retry-for", decided.reason());
+        assertFalse(events.get(0).retryable(), "listeners (CDI event, metrics) see it too");
+        assertEquals("ran-2", handle(noRetry, message("bad-order")), "the claim was released, as for any failure");
+        assertEquals(List.of(Outcome.FAILED, Outcome.PROCESSED), outcomes());
+    }
+
+    /** Wrapped by a container or an interceptor, the failure is classified by the application's exception. */
+    @Test
+    void aWrappedFailureIsClassifiedByItsCause() {
+        RecordingDispatch delivery = new RecordingDispatch(view("wrapped"));
+        assertThrows(java.lang.reflect.UndeclaredThrowableException.class, () -> engine.guard(settings, delivery, null, () -> {
+            throw new java.lang.reflect.UndeclaredThrowableException(new java.lang.reflect.InvocationTargetException(
+                    new NumberFormatException("For input string: \"abc\"")));
+        }));
+        assertFalse(delivery.decisions().get(0).retryable(), "NumberFormatException: an IllegalArgumentException, a default");
+        assertTrue(delivery.decisions().get(0).reason().endsWith("matches the default no-retry-for java.lang.IllegalArgumentException"),
+                delivery.decisions().get(0).reason());
+    }
+
+    /** Every other failure stays retryable, as before; retry-for carves a class out of the defaults. */
+    @Test
+    void otherFailuresAreRetryable() {
+        RecordingDispatch down = new RecordingDispatch(view("down"));
+        assertThrows(IllegalStateException.class, () -> engine.guard(settings, down, null, () -> {
+            throw new IllegalStateException("shipping answered HTTP 503");
+        }));
+        assertTrue(down.decisions().get(0).retryable());
+        assertEquals("handler failed or transaction rolled back", down.decisions().get(0).reason());
+
+        ConsumerSettings carvedOut = Settings.withRetry(settings, List.of(NumberFormatException.class), List.of());
+        RecordingDispatch parse = new RecordingDispatch(view("parse"));
+        assertThrows(NumberFormatException.class, () -> engine.guard(carvedOut, parse, null, () -> {
+            throw new NumberFormatException("rate not published yet");
+        }));
+        assertTrue(parse.decisions().get(0).retryable());
+    }
+
+    /**
+     * A refusal of another guarded call, thrown by the handler, keeps its outcome: this message
+     * FAILED and may be retried, however broad the consumer's no-retry-for.
+     */
+    @Test
+    void aRefusalThrownByTheHandlerKeepsItsOutcome() {
+        ConsumerSettings broad = Settings.withRetry(settings, List.of(), List.of(RuntimeException.class));
+        RecordingDispatch delivery = new RecordingDispatch(view("nested"));
+        MessageRefusedException inner = new MessageRefusedException(Outcome.BUSY, "inner", "d", "busy", null);
+        assertSame(inner, assertThrows(MessageRefusedException.class, () -> engine.guard(broad, delivery, null, () -> {
+            throw inner;
+        })));
+        assertEquals(Outcome.FAILED, delivery.decisions().get(0).outcome());
+        assertTrue(delivery.decisions().get(0).retryable());
+    }
+
+    /** The guard's own refusals carry their retryability too: a permanent one may not be retried. */
+    @Test
+    void refusalsAreRetryableUnlessPermanent() throws Exception {
+        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, "", "", false);
+        RecordingDispatch noKey = new RecordingDispatch(view("no-id"));
+        assertThrows(MessageRefusedException.class, () -> engine.guard(byId, noKey, null, () -> "never"));
+        assertEquals(Outcome.REJECTED, noKey.decisions().get(0).outcome());
+        assertFalse(noKey.decisions().get(0).retryable());
+
+        MessageKey key = keys.derive(settings, view("held"), null);
+        store.claim(key.storeKey(), "other", key.fingerprint(), Duration.ofSeconds(30));
+        RecordingDispatch busy = new RecordingDispatch(view("held"));
+        assertThrows(MessageRefusedException.class, () -> engine.guard(settings, busy, null, () -> "never"));
+        assertTrue(busy.decisions().get(0).retryable());
+        RecordingDispatch processed = new RecordingDispatch(view("fine"));
+        handle(settings, processed);
+        assertTrue(processed.decisions().get(0).retryable());
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -40,10 +41,12 @@ class KeyDeriverClassLoaderTest {
         Class<?> view = app.loadClass("dev.onceonly.api.MessageView");
         Class<?> strategy = app.loadClass("dev.onceonly.api.KeyStrategy");
         Class<?> policy = app.loadClass("dev.onceonly.api.StoreFailurePolicy");
+        Class<?> rule = app.loadClass("dev.onceonly.engine.RetryRule");
         Object content = enumValue(strategy, "CONTENT");
         Object reject = enumValue(policy, "REJECT");
+        Object noRetryLists = rule.getConstructors()[0].newInstance(List.of(), List.of(), List.of());
         Object consumer = settings.getConstructors()[0].newInstance("orders", content, "", "", false,
-                Duration.ofSeconds(30), Duration.ofHours(1), reject, false);
+                Duration.ofSeconds(30), Duration.ofHours(1), reject, false, noRetryLists);
         Object message = view.getMethod("of", String.class, String.class, String.class, Map.class, byte[].class)
                 .invoke(null, "orders", "order.placed", null, Map.of(), "{}".getBytes(StandardCharsets.UTF_8));
         Object keys = deriver.getConstructor(String.class).newInstance("oo:");

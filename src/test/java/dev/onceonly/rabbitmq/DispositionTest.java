@@ -12,6 +12,7 @@ import static dev.onceonly.rabbitmq.Disposition.Action.REQUEUE_LATER;
 import static dev.onceonly.rabbitmq.Disposition.Action.RETRY_LATER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class DispositionTest {
 
@@ -55,6 +56,36 @@ class DispositionTest {
         assertEquals("java.lang.IllegalArgumentException: bad amount", d.reason());
         assertEquals("orders", d.consumer());
         assertEquals("digest", d.keyDigest());
+    }
+
+    /** The guard said another attempt cannot succeed: dead-lettered at the first attempt, the class in the reason. */
+    @Test
+    void aFailureNotWorthRetryingIsDeadLetteredAtOnce() {
+        GuardEvent notRetryable = new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: dev.example.InvalidOrderException is in no-retry-for", 1, false);
+        var failure = new RuntimeException(new InvocationTargetException(
+                new IllegalArgumentException("quantity must be a whole number, got \"abc\"")));
+        Disposition d = Disposition.of(notRetryable, failure, 1, 5);
+        assertEquals(DEAD_LETTER, d.action());
+        assertEquals(Outcome.FAILED, d.outcome(), "still FAILED in the dead-letter headers");
+        assertEquals("java.lang.IllegalArgumentException: quantity must be a whole number, got \"abc\""
+                + " (not retried: dev.example.InvalidOrderException is in no-retry-for)", d.reason());
+        assertEquals("orders", d.consumer());
+        assertEquals("digest", d.keyDigest());
+
+        GuardEvent retryable = new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest", "handler failed", 1, true);
+        Disposition again = Disposition.of(retryable, failure, 1, 5);
+        assertEquals(RETRY_LATER, again.action(), "a retryable failure is retried as before");
+        assertEquals("java.lang.IllegalArgumentException: quantity must be a whole number, got \"abc\"", again.reason());
+    }
+
+    /** A long exception message never cuts off which class was not retried. */
+    @Test
+    void theClassNotRetriedStaysInALongReason() {
+        GuardEvent notRetryable = new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: dev.example.InvalidOrderException is in no-retry-for", 1, false);
+        Disposition d = Disposition.of(notRetryable, new IllegalArgumentException("x".repeat(1000)), 1, 5);
+        assertTrue(d.reason().endsWith("... (not retried: dev.example.InvalidOrderException is in no-retry-for)"), d.reason());
     }
 
     /**

@@ -213,6 +213,32 @@ class InboundChannelTest {
         assertEquals("FAILED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
     }
 
+    /**
+     * The guard reported FAILED and not worth retrying (the consumer's no-retry-for): the connector
+     * dead-letters the first attempt at once (max-attempts is 2 here) instead of delivering it again.
+     */
+    @Test
+    void aFailureNotWorthRetryingIsDeadLetteredAtItsFirstAttempt() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "{\"quantity\":\"abc\"}");
+        Message<?> first = probe.next();
+        assertEquals(1, first.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        Dispatch dispatch = handover.take(first.getPayload());
+        assertNotNull(dispatch, "the delivery was posted under its payload");
+        dispatch.decided(new GuardEvent("unit-consumer", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: java.lang.NumberFormatException matches no-retry-for java.lang.IllegalArgumentException", 0, false));
+        first.nack(new NumberFormatException("For input string: \"abc\""));
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        Map<String, Object> h = rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders();
+        assertEquals("FAILED", h.get(RabbitHeaders.OUTCOME).toString());
+        assertEquals(1, ((Number) h.get(RabbitHeaders.ATTEMPTS)).intValue(), "dead-lettered at its first attempt");
+        assertEquals("java.lang.NumberFormatException: For input string: \"abc\" (not retried: java.lang.NumberFormatException "
+                + "matches no-retry-for java.lang.IllegalArgumentException)", h.get(RabbitHeaders.REASON).toString());
+        assertNull(probe.received.poll(1, TimeUnit.SECONDS), "not delivered again");
+    }
+
     @Test
     void failedMessageOnAClassicQueueComesBackAsACountedCopy() throws Exception {
         probe.request(10);

@@ -3,8 +3,10 @@ package dev.onceonly.testing;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.RetryRule;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * {@link ConsumerSettings} for tests, built only through the record's canonical constructor (in
@@ -15,33 +17,46 @@ public final class Settings {
     private Settings() {
     }
 
-    /** The built-in defaults (the engine's lease and retention, {@code REJECT}, no ledger) with {@code strategy}. */
+    /**
+     * The built-in defaults (the engine's lease and retention, {@code REJECT}, no ledger, no retry
+     * lists but the default no-retry-for classes this class path has) with {@code strategy}.
+     */
     public static ConsumerSettings defaults(String consumer, KeyStrategy strategy) {
         return of(consumer, strategy, "", "", false, ConsumerSettings.DEFAULT_LEASE, ConsumerSettings.DEFAULT_RETENTION,
-                StoreFailurePolicy.REJECT, false);
+                StoreFailurePolicy.REJECT, false,
+                new RetryRule(List.of(), List.of(), RetryRule.defaultsVisibleTo(Settings.class.getClassLoader())));
     }
 
     public static ConsumerSettings withLedger(ConsumerSettings s, boolean ledger) {
         return of(s.consumer(), s.keyStrategy(), s.keyHeader(), s.keyPointer(), s.fallbackToContent(), s.lease(), s.retention(),
-                s.storeFailure(), ledger);
+                s.storeFailure(), ledger, s.retryRule());
     }
 
     public static ConsumerSettings withStoreFailure(ConsumerSettings s, StoreFailurePolicy policy) {
         return of(s.consumer(), s.keyStrategy(), s.keyHeader(), s.keyPointer(), s.fallbackToContent(), s.lease(), s.retention(),
-                policy, s.ledger());
+                policy, s.ledger(), s.retryRule());
     }
 
     public static ConsumerSettings withLease(ConsumerSettings s, Duration lease) {
         return of(s.consumer(), s.keyStrategy(), s.keyHeader(), s.keyPointer(), s.fallbackToContent(), lease, s.retention(),
-                s.storeFailure(), s.ledger());
+                s.storeFailure(), s.ledger(), s.retryRule());
     }
 
     public static ConsumerSettings withKey(ConsumerSettings s, KeyStrategy strategy, String header, String pointer, boolean fallback) {
-        return of(s.consumer(), strategy, header, pointer, fallback, s.lease(), s.retention(), s.storeFailure(), s.ledger());
+        return of(s.consumer(), strategy, header, pointer, fallback, s.lease(), s.retention(), s.storeFailure(), s.ledger(),
+                s.retryRule());
+    }
+
+    /** {@code s} with these retry-for and no-retry-for classes (the defaults kept). */
+    public static ConsumerSettings withRetry(ConsumerSettings s, List<Class<? extends Throwable>> retryFor,
+                                             List<Class<? extends Throwable>> noRetryFor) {
+        return of(s.consumer(), s.keyStrategy(), s.keyHeader(), s.keyPointer(), s.fallbackToContent(), s.lease(), s.retention(),
+                s.storeFailure(), s.ledger(), new RetryRule(retryFor, noRetryFor, s.retryRule().defaults()));
     }
 
     private static ConsumerSettings of(String consumer, KeyStrategy strategy, String header, String pointer, boolean fallback,
-                                       Duration lease, Duration retention, StoreFailurePolicy storeFailure, boolean ledger) {
-        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, storeFailure, ledger);
+                                       Duration lease, Duration retention, StoreFailurePolicy storeFailure, boolean ledger,
+                                       RetryRule retryRule) {
+        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, storeFailure, ledger, retryRule);
     }
 }

@@ -17,8 +17,11 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
  * can roll back, so it carries the guard's key as {@code Idempotency-Key} and shipping answers a
  * repeated key without shipping again.
  *
- * <p>An invalid order ({@link Order#parse}) fails before anything is touched: it is retried up to
- * {@code max-attempts} and then dead-lettered with the reason, never acted on.
+ * <p>An invalid order ({@link Order#parse}) fails before anything is touched and is never acted on.
+ * It would fail the same way on every delivery, so {@link InvalidOrderException} is declared not worth
+ * retrying ({@code noRetryFor}): the connector dead-letters it after one attempt, with the
+ * exception's class and message as the reason. Other failures (shipping unreachable, the database
+ * gone) are retried up to {@code max-attempts}.
  *
  * <p>The order id is the key: a redelivered or re-published order is a duplicate, and an order id
  * reused for a different order is a CONFLICT that ends in the dead-letter queue.
@@ -44,7 +47,8 @@ public class InventoryConsumer {
 
     @Incoming("orders")
     @Measured
-    @IdempotentMessage(consumer = CONSUMER, keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId")
+    @IdempotentMessage(consumer = CONSUMER, keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId",
+            noRetryFor = InvalidOrderException.class)
     @Transactional
     public void onOrder(String json) {
         Order order = Order.parse(json); // throws InvalidOrderException before any effect
