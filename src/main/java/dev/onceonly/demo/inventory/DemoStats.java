@@ -8,21 +8,16 @@ import jakarta.enterprise.event.Observes;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
-import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
-/**
- * Counts what the guard decided for the inventory consumer (from OnceOnly's {@link GuardEvent}s) and
- * the orders that reached the dead-letter queue.
- */
+/** Counts what the guard decided for the inventory consumer (from OnceOnly's {@link GuardEvent}s). */
 @ApplicationScoped
 public class DemoStats {
 
     private final AtomicLongArray outcomes = new AtomicLongArray(Outcome.values().length);
     private final AtomicLong duplicatesByLedger = new AtomicLong();
-    private final AtomicLong deadLettered = new AtomicLong();
 
     void onGuardEvent(@Observes GuardEvent event) {
         if (!InventoryConsumer.CONSUMER.equals(event.consumer())) {
@@ -34,13 +29,7 @@ public class DemoStats {
         }
     }
 
-    /** The dead-letter queue of the inventory consumer: counted, then acknowledged (a real system would alert). */
-    @Incoming("orders-dead-letters")
-    public void onDeadLetter(String body) {
-        deadLettered.incrementAndGet();
-    }
-
-    JsonObject toJson(int shippingCalls, int shipments) {
+    JsonObject toJson(long deadLettered, int shippingCalls, int shipments) {
         long duplicates = outcomes.get(Outcome.DUPLICATE.ordinal());
         JsonObjectBuilder b = Json.createObjectBuilder()
                 .add("processed", outcomes.get(Outcome.PROCESSED.ordinal()))
@@ -51,7 +40,7 @@ public class DemoStats {
                 .add("retry", outcomes.get(Outcome.RETRY.ordinal()))
                 .add("conflict", outcomes.get(Outcome.CONFLICT.ordinal()))
                 .add("rejected", outcomes.get(Outcome.REJECTED.ordinal()))
-                .add("deadLettered", deadLettered.get())
+                .add("deadLettered", deadLettered)
                 .add("shippingCalls", shippingCalls)
                 .add("shipments", shipments);
         return b.build();

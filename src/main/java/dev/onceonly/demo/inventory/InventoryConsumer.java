@@ -2,6 +2,7 @@ package dev.onceonly.demo.inventory;
 
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
@@ -47,10 +48,12 @@ public class InventoryConsumer {
 
     @Incoming("orders")
     @Measured
+    @TracksAttempt
     @IdempotentMessage(consumer = CONSUMER, keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId",
             noRetryFor = InvalidOrderException.class)
     @Transactional
-    public void onOrder(String json) {
+    public void onOrder(String json, IncomingRabbitMetadata delivery) {
+        // The delivery's metadata is there for @TracksAttempt (the page shows each decision's attempt).
         Order order = Order.parse(json); // throws InvalidOrderException before any effect
         // Locked: several channels may take from the same SKU at once.
         Stock stock = em.find(Stock.class, order.sku(), LockModeType.PESSIMISTIC_WRITE);

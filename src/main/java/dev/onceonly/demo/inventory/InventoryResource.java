@@ -4,6 +4,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.transaction.Transactional;
@@ -12,6 +13,7 @@ import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
@@ -23,6 +25,7 @@ import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Emitter;
 import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -30,8 +33,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The demo's REST API: publish orders (with deliberate copies, to show duplicates), read stock,
- * and read what the guard decided.
+ * The demo's REST API: publish orders (with deliberate copies, to show duplicates, or invalid ones,
+ * to fill the dead-letter queue), read stock, read what the guard decided, and list and send back
+ * dead letters.
  */
 @Path("/")
 @ApplicationScoped
@@ -54,6 +58,9 @@ public class InventoryResource {
 
     @Inject
     ShippingResource shipping;
+
+    @Inject
+    DeadLetters deadLetters;
 
     @PersistenceContext(unitName = "demo")
     EntityManager em;
@@ -101,6 +108,55 @@ public class InventoryResource {
         return Json.createObjectBuilder().add("prefix", p).add("published", count * copies).build();
     }
 
+    /**
+     * Publishes one order the consumer must refuse, to watch it end in the dead-letter queue:
+     * {@code kind=invalid} (quantity -3) fails on every attempt and is dead-lettered after
+     * {@code max-attempts}; {@code kind=keyless} (no orderId) is REJECTED by the guard at once.
+     * Answers with the body's SHA-256, by which the page's dead-letter list shows it.
+     */
+    @POST
+    @Path("/orders/invalid")
+    public JsonObject publishInvalid(@QueryParam("kind") @DefaultValue("invalid") String kind) throws Exception {
+        JsonObjectBuilder order = Json.createObjectBuilder();
+        switch (kind) {
+            case "invalid" -> order.add("orderId", UUID.randomUUID().toString()).add("sku", "widget").add("quantity", -3);
+            // A keyless body must still differ from the last one, or the dead-letter list could not tell them apart.
+            case "keyless" -> order.add("sku", "widget-" + UUID.randomUUID().toString().substring(0, 8)).add("quantity", 1);
+            default -> throw new BadRequestException("kind must be invalid or keyless");
+        }
+        String body = order.build().toString();
+        orders.send(body).toCompletableFuture().get(1, TimeUnit.MINUTES);
+        return Json.createObjectBuilder().add("kind", kind).add("published", 1)
+                .add("bodySha256", DeadLetters.sha256(body.getBytes(StandardCharsets.UTF_8))).build();
+    }
+
+    /** The last dead letters, newest first (see {@link DeadLetters} for what is shown of them). */
+    @GET
+    @Path("/dead-letters")
+    public JsonObject deadLetters() {
+        return Json.createObjectBuilder().add("received", deadLetters.received())
+                .add("kept", DeadLetters.toJson(deadLetters.kept())).build();
+    }
+
+    /**
+     * Sends a dead letter back: publishes its body again to the orders exchange (a new message, without
+     * the dead-letter headers) and takes it off the list. An order that is still invalid comes back
+     * to the list as a new dead letter with the same body digest.
+     */
+    @POST
+    @Path("/dead-letters/{id}/send-back")
+    public JsonObject sendBack(@PathParam("id") long id) throws Exception {
+        DeadLetters.Letter letter = deadLetters.take(id)
+                .orElseThrow(() -> new NotFoundException("no dead letter " + id + " (sent back already, or no longer kept)"));
+        try {
+            orders.send(letter.body()).toCompletableFuture().get(1, TimeUnit.MINUTES);
+        } catch (Exception e) {
+            deadLetters.putBack(letter); // not published: it stays on the list to be tried again
+            throw e;
+        }
+        return Json.createObjectBuilder().add("id", id).add("bodySha256", letter.bodySha256()).add("sentBack", true).build();
+    }
+
     private void send(List<Order> batch, int copies) throws Exception {
         List<CompletableFuture<Void>> confirms = new ArrayList<>();
         // Copies interleaved with other orders, as redeliveries arrive in real life.
@@ -143,7 +199,7 @@ public class InventoryResource {
     @GET
     @Path("/stats")
     public JsonObject stats() {
-        return Json.createObjectBuilder(stats.toJson(shipping.totalCalls(), shipping.totalShipments())).add("timing", timings.toJson()).build();
+        return Json.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments())).add("timing", timings.toJson()).build();
     }
 
     /** Starts a new latency window (the counters above stay cumulative). */

@@ -7,7 +7,7 @@ import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 
 /**
- * Times calls of {@link Measured} methods. Its priority puts it outside OnceOnly's guard
+ * Times calls of {@link Measured} methods, for {@code /api/stats} and the live page's chart. Its priority puts it outside OnceOnly's guard
  * (PLATFORM_BEFORE + 100) and {@code @Transactional} (PLATFORM_BEFORE + 200), so a call's time is
  * what the consumer costs per delivery: guard, transaction, commit and handler alike, and the same
  * span whether the guard is switched on or off.
@@ -20,6 +20,9 @@ public class MeasuredInterceptor {
     @Inject
     ConsumerTimings timings;
 
+    @Inject
+    LiveFeed live;
+
     @AroundInvoke
     Object time(InvocationContext ctx) throws Exception {
         long start = System.nanoTime();
@@ -29,7 +32,9 @@ public class MeasuredInterceptor {
             returned = true;
             return result;
         } finally {
-            timings.call(start, System.nanoTime(), returned);
+            long end = System.nanoTime();
+            timings.call(start, end, returned);
+            live.call(end - start);
         }
     }
 }
