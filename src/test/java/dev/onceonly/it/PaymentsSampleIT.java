@@ -9,6 +9,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.RedisClient;
 
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import java.util.regex.Pattern;
 
 import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The sample application (samples/payments), built from the installed library artifact alone and
@@ -107,8 +109,9 @@ class PaymentsSampleIT {
     /**
      * Outcomes the library handles are never logged as errors, by anyone: after the ledger caught
      * 300 duplicates (the payments test), a CONFLICT (same payment id, another amount) and a
-     * REJECTED (no payment id) end in the dead-letter queue with their outcome, and the server log
-     * holds no ERROR line at all. Before, Hibernate logged each ledger duplicate as an ERROR, and
+     * REJECTED (no payment id) end in the dead-letter queue with their outcome, payments published
+     * during a Redis outage are refused (RETRY) until it ends and then processed, and the server
+     * log holds no ERROR line at all. Before, Hibernate logged each ledger duplicate as an ERROR, and
      * Reactive Messaging each refusal (SRMSG00200, with a stack trace).
      */
     @Test
@@ -124,6 +127,26 @@ class PaymentsSampleIT {
             List<String> outcomes = rabbit.drain(QUEUE + ".dlq").stream()
                     .map(r -> r.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString()).sorted().toList();
             assertEquals(List.of("CONFLICT", "REJECTED"), outcomes);
+
+            // A Redis outage: every claim times out meanwhile and the guard refuses (RETRY, requeued)
+            // until Redis answers again; then each payment is processed once.
+            String outage = "pay-outage-" + UUID.randomUUID() + "-";
+            try (RedisClient redis = TestRedis.client()) {
+                // Longer than two socket timeouts (2 s each): a claim retried once still fails.
+                redis.sendCommand(Protocol.Command.CLIENT, "PAUSE", "8000", "ALL");
+            }
+            List<String> during = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                during.add("{\"paymentId\":\"" + outage + i + "\",\"amountCents\":" + (10 + i) + "}");
+            }
+            publishAll(rabbit, during);
+            try (Connection db = connect()) {
+                await("the payments published during the outage, processed after it", LIMIT,
+                        () -> count(db, "select count(*) from payment where paymentId like '" + outage + "%'"), n -> n == 5);
+            }
+            await("every message settled", LIMIT, () -> TestRabbit.total(QUEUE), n -> n == 0);
+            assertEquals(0, TestRabbit.total(QUEUE + ".dlq"), "nothing dead-lettered by the outage");
+            assertTrue(serverLog().stream().anyMatch(l -> l.contains("ONCE0101W")), "the outage reached the guard (ONCE0101W)");
         }
         List<String> errors = serverLog().stream().filter(l -> ERROR_LINE.matcher(l).matches()).toList();
         assertEquals(List.of(), errors, "ERROR lines in the sample's server log");
