@@ -2,6 +2,7 @@ package dev.onceonly.it;
 
 import dev.onceonly.chaos.ChaosDriver;
 import dev.onceonly.chaos.ChaosReport;
+import dev.onceonly.testing.TestRabbit;
 import org.junit.jupiter.api.Test;
 
 import java.net.ServerSocket;
@@ -36,7 +37,7 @@ class ChaosIT {
         s.kills = 3;
         s.slowPercent = 2;
         s.deadline = Duration.ofMinutes(9);
-        s.queue = "inventory-chaos-it-" + port;
+        s.queue = TestRabbit.names(port) + ".chaos-inventory"; // deleted with the build's other names
         s.schema = "onceonly_chaos_it_" + port;
         s.wlp = Path.of(System.getProperty("liberty.wlp.dir", "target/liberty/wlp"));
         s.servers = List.of("onceonly-chaos-a", "onceonly-chaos-b");

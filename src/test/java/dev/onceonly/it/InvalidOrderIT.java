@@ -33,9 +33,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class InvalidOrderIT {
 
-    private static final String QUEUE = "inventory-it-postgresql";
-    /** The PostgreSQL test server's own exchange on the shared broker (pom: onceonly.it.demo.exchange). */
-    private static final String EXCHANGE = TestRabbit.names(System.getProperty("onceonly.test.postgresql.port", "9081")) + ".orders";
+    /** The PostgreSQL test server's own queue and exchange on the shared broker (pom: onceonly.it.demo.*). */
+    private static final String QUEUE = TestRabbit.names(System.getProperty("http.port", "9080")) + ".postgresql.inventory";
+    private static final String EXCHANGE = TestRabbit.names(System.getProperty("http.port", "9080")) + ".postgresql.orders";
     private static final Duration LIMIT = Duration.ofMinutes(2);
 
     @Test

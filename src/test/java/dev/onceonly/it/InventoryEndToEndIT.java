@@ -4,6 +4,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.onceonly.testing.Eventually;
+import dev.onceonly.testing.TestRabbit;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,8 @@ class InventoryEndToEndIT {
 
     @Test
     void realRabbitMqRedisAndPostgresql() throws Exception {
-        run(System.getProperty("onceonly.test.postgresql.port", "9081"), 5672, "inventory-it-postgresql");
+        run(System.getProperty("onceonly.test.postgresql.port", "9081"), 5672,
+                TestRabbit.names(System.getProperty("http.port", "9080")) + ".postgresql.inventory");
     }
 
     @Test
