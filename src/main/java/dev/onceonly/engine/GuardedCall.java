@@ -1,6 +1,7 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
@@ -187,6 +188,9 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         return completed;
     }
 
+    /** Bound on the cause chain walked for a passed-on refusal (a cyclic chain would not end). */
+    private static final int MAX_CAUSES = 32;
+
     /** Called once, after the transaction completed. */
     @Override
     public void completed(boolean committed) {
@@ -222,6 +226,16 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             outcome = Outcome.RETRY;
             layer = Layer.CLAIM_STORE;
             reason = commitRefused;
+        } else if (passedOnRefusal(handlerFailure) != null) {
+            // The handler passed on the refusal of a guarded call it made (its key BUSY, RETRY,
+            // CONFLICT or REJECTED): this message is refused the same way, so that a busy nested key
+            // makes it wait instead of spending its attempts. Released like any failure.
+            finish("release", false);
+            MessageRefusedException passedOn = passedOnRefusal(handlerFailure);
+            outcome = passedOn.outcome();
+            retryable = !outcome.isPermanent();
+            reason = "a guarded call of the handler was refused " + outcome + ": " + passedOn.reason();
+            LogId.ONCE0303I.log(settings.consumer(), key.digest(), "passed on a " + outcome + " refusal of a guarded call");
         } else {
             // Released like any failure, whatever the retry rule says: whether to deliver the message
             // again is the connector's decision, made from the report below.
@@ -241,6 +255,21 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         phase.end();
         guardNanos += System.nanoTime() - f0;
         engine.report(settings, dispatch, outcome, layer, key.digest(), reason, retryable, guardNanos);
+    }
+
+    /**
+     * The first {@link MessageRefusedException} in the cause chain of what the handler threw, when it
+     * is a refusal; {@code null} otherwise. A passed-on DUPLICATE is not one: the handler's own work
+     * rolled back with it and must run again, so that stays a failure.
+     */
+    private static MessageRefusedException passedOnRefusal(Throwable failure) {
+        int links = 0;
+        for (Throwable t = failure; t != null && links++ < MAX_CAUSES; t = t.getCause()) {
+            if (t instanceof MessageRefusedException refused) {
+                return refused.outcome().isRefusal() ? refused : null;
+            }
+        }
+        return null;
     }
 
     private void finish(String operation, boolean complete) {

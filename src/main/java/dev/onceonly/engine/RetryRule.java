@@ -18,7 +18,8 @@ import java.util.stream.Collectors;
  *       a wrapper a container or an interceptor put around the application's exception
  *       ({@code InvocationTargetException}, {@code EJBException}, {@code TransactionalException}) is
  *       looked through. The walk stops at a {@link MessageRefusedException}: the refusal of another
- *       guarded call is not classified and fails this message as before (retried).</li>
+ *       guarded call is not classified (the guard reports it as this message's outcome, see
+ *       {@code GuardedCall}).</li>
  *   <li>Of the listed classes that anything in that chain is an instance of, a more specific one
  *       beats a more general one (a subclass beats its superclass), wherever in the chain each
  *       matched; between unrelated classes, the one matching nearest to the thrown exception decides.

@@ -184,19 +184,35 @@ class GuardEngineTest {
     }
 
     /**
-     * A refusal of another guarded call, thrown by the handler, keeps its outcome: this message
-     * FAILED and may be retried, however broad the consumer's no-retry-for.
+     * A refusal of another guarded call, thrown by the handler (also wrapped), keeps its outcome:
+     * this message is BUSY (waits, no attempt spent) or CONFLICT (dead-lettered), however broad the
+     * consumer's no-retry-for, and its claim is released. A passed-on DUPLICATE is a failure: the
+     * handler's own work rolled back. Before, every passed-on refusal made the message FAILED.
      */
     @Test
-    void aRefusalThrownByTheHandlerKeepsItsOutcome() {
+    void aRefusalThrownByTheHandlerKeepsItsOutcome() throws Exception {
         ConsumerSettings broad = Settings.withRetry(settings, List.of(), List.of(RuntimeException.class));
         RecordingDispatch delivery = new RecordingDispatch(view("nested"));
         MessageRefusedException inner = new MessageRefusedException(Outcome.BUSY, "inner", "d", "busy", null);
         assertSame(inner, assertThrows(MessageRefusedException.class, () -> engine.guard(broad, delivery, null, () -> {
             throw inner;
         })));
-        assertEquals(Outcome.FAILED, delivery.decisions().get(0).outcome());
+        assertEquals(Outcome.BUSY, delivery.decisions().get(0).outcome());
         assertTrue(delivery.decisions().get(0).retryable());
+        assertEquals("ran", engine.guard(broad, new RecordingDispatch(view("nested")), null, () -> "ran"), "claim released");
+
+        RecordingDispatch conflicted = new RecordingDispatch(view("nested-conflict"));
+        assertThrows(IllegalStateException.class, () -> engine.guard(broad, conflicted, null, () -> {
+            throw new IllegalStateException("wrapped", new MessageRefusedException(Outcome.CONFLICT, "inner", "d", "other body", null));
+        }));
+        assertEquals(Outcome.CONFLICT, conflicted.decisions().get(0).outcome());
+        assertFalse(conflicted.decisions().get(0).retryable());
+
+        RecordingDispatch duplicate = new RecordingDispatch(view("nested-duplicate"));
+        assertThrows(MessageRefusedException.class, () -> engine.guard(settings, duplicate, null, () -> {
+            throw new MessageRefusedException(Outcome.DUPLICATE, "inner", "d", "in the caller's transaction", null);
+        }));
+        assertEquals(Outcome.FAILED, duplicate.decisions().get(0).outcome());
     }
 
     /** The guard's own refusals carry their retryability too: a permanent one may not be retried. */
