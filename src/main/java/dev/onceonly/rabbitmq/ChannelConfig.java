@@ -1,5 +1,6 @@
 package dev.onceonly.rabbitmq;
 
+import com.rabbitmq.client.Address;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.ConfigReader;
 import org.eclipse.microprofile.config.Config;
@@ -51,7 +52,7 @@ final class ChannelConfig {
     static final String GLOBAL_PREFIX = "onceonly.rabbitmq.";
 
     /** The connection's settings: the only ones with a connector-wide, environment-settable name. */
-    static final Set<String> CONNECTION_KEYS = Set.of("host", "port", "username", "password", "virtual-host", "tls",
+    static final Set<String> CONNECTION_KEYS = Set.of("addresses", "host", "port", "username", "password", "virtual-host", "tls",
             "tls.verify-hostname", "network-recovery-interval", "connection-timeout", "instance-id");
 
     /** This connector's key → the name SmallRye's RabbitMQ connector gives the same setting, per direction. */
@@ -64,9 +65,9 @@ final class ChannelConfig {
                     "tls", "ssl", "username", "user"));
 
     /** This connector's key → SmallRye's connector-wide alias of it. */
-    static final Map<String, String> SMALLRYE_GLOBAL_NAMES = Map.of("host", "rabbitmq-host", "port", "rabbitmq-port",
-            "username", "rabbitmq-username", "password", "rabbitmq-password", "virtual-host", "rabbitmq-virtual-host",
-            "tls", "rabbitmq-ssl");
+    static final Map<String, String> SMALLRYE_GLOBAL_NAMES = Map.of("addresses", "rabbitmq-addresses", "host", "rabbitmq-host",
+            "port", "rabbitmq-port", "username", "rabbitmq-username", "password", "rabbitmq-password",
+            "virtual-host", "rabbitmq-virtual-host", "tls", "rabbitmq-ssl");
 
     private static final String NAME = "[A-Za-z0-9._:-]{1,255}";
     private static final List<String> EXCHANGE_TYPES = List.of("direct", "fanout", "topic", "headers");
@@ -164,9 +165,12 @@ final class ChannelConfig {
     }
 
     private ConnectionSettings connection() {
-        String host = config.string("host").orElse("localhost");
         boolean tls = config.bool("tls", false);
-        int port = config.intValue("port", tls ? 5671 : 5672, 1, 65_535);
+        int defaultPort = tls ? 5671 : 5672;
+        // As in SmallRye's connector: addresses, when given, replace host and port.
+        List<Address> addresses = config.string("addresses").map(a -> addresses(a, defaultPort))
+                .orElseGet(() -> List.of(new Address(config.string("host").orElse("localhost"),
+                        config.intValue("port", defaultPort, 1, 65_535))));
         String vhost = config.string("virtual-host").orElse("/");
         String user = config.string("username").orElse("guest");
         // Read the password raw: an error about it must never echo it.
@@ -175,7 +179,23 @@ final class ChannelConfig {
         Duration recovery = millisOrDuration("network-recovery-interval", Duration.ofSeconds(5));
         Duration connectTimeout = millisOrDuration("connection-timeout", Duration.ofSeconds(10));
         String instance = name("instance-id", defaultInstanceId());
-        return new ConnectionSettings(host, port, vhost, user, password, tls, verifyHost, recovery, connectTimeout, instance);
+        return new ConnectionSettings(addresses, vhost, user, password, tls, verifyHost, recovery, connectTimeout, instance);
+    }
+
+    /** {@code host[:port],...} (IPv6 hosts in brackets); a node without a port gets {@code defaultPort}. */
+    private List<Address> addresses(String value, int defaultPort) {
+        String expected = "a comma-separated list of host[:port] (IPv6 hosts in brackets), such as mq1:5672,mq2:5672";
+        List<Address> parsed;
+        try {
+            parsed = Arrays.stream(Address.parseAddresses(value))
+                    .map(a -> new Address(a.getHost(), a.getPort() < 0 ? defaultPort : a.getPort())).toList();
+        } catch (RuntimeException e) {
+            throw config.invalid("addresses", value, expected);
+        }
+        if (parsed.isEmpty() || parsed.stream().anyMatch(a -> a.getHost().isBlank() || a.getPort() < 1 || a.getPort() > 65_535)) {
+            throw config.invalid("addresses", value, expected);
+        }
+        return parsed;
     }
 
     /**

@@ -1,23 +1,31 @@
 package dev.onceonly.rabbitmq;
 
+import com.rabbitmq.client.Address;
+
 import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * Where and how a channel connects to the broker.
  *
+ * @param addresses         the broker nodes, each with its port; amqp-client tries them in a shuffled
+ *                          order at every (re)connection, so the instances of an application spread
+ *                          over a cluster's nodes and a connection recovers to any node that answers
  * @param recoveryInterval  pause between reconnection attempts, for the first connection as for
  *                          amqp-client's automatic recovery
  * @param connectionTimeout bound on opening a connection (TCP connect and AMQP handshake); amqp-client's
  *                          own default (60 s) held up shutdowns behind an unreachable broker
  * @param instance          this instance's name in the connection names the broker shows
  */
-record ConnectionSettings(String host, int port, String virtualHost, String username, String password,
+record ConnectionSettings(List<Address> addresses, String virtualHost, String username, String password,
                           boolean tls, boolean verifyHostname, Duration recoveryInterval, Duration connectionTimeout,
                           String instance) {
 
     /** {@code amqp[s]://user@host:port/vhost}, for logs: never the password. */
     String describe() {
-        return (tls ? "amqps" : "amqp") + "://" + username + "@" + host + ":" + port
+        return (tls ? "amqps" : "amqp") + "://" + username + "@"
+                + addresses.stream().map(a -> a.getHost() + ":" + a.getPort()).collect(Collectors.joining(","))
                 + (virtualHost.startsWith("/") ? virtualHost : "/" + virtualHost);
     }
 

@@ -32,8 +32,6 @@ final class Connections {
             throws IOException, TimeoutException {
         String name = "onceonly:" + channel + ":" + role + "@" + s.instance();
         ConnectionFactory f = new ConnectionFactory();
-        f.setHost(s.host());
-        f.setPort(s.port());
         f.setVirtualHost(s.virtualHost());
         f.setUsername(s.username());
         f.setPassword(s.password());
@@ -57,7 +55,7 @@ final class Connections {
         f.setHandshakeTimeout(connectMillis);
         // amqp-client waits 10 minutes for an RPC reply by default; a stuck cancel must not hold up a shutdown that long.
         f.setChannelRpcTimeout(RPC_TIMEOUT_MS);
-        Connection c = f.newConnection(resources.executor(), name);
+        Connection c = f.newConnection(resources.executor(), s.addresses(), name);
         c.addShutdownListener(cause -> {
             if (!cause.isInitiatedByApplication()) {
                 LogId.ONCE0503W.log(name, s.describe(), cause.getMessage());

@@ -1,5 +1,6 @@
 package dev.onceonly.rabbitmq;
 
+import com.rabbitmq.client.Address;
 import dev.onceonly.api.InvalidConfigurationException;
 import io.smallrye.config.EnvConfigSource;
 import org.junit.jupiter.api.Test;
@@ -68,7 +69,7 @@ class ChannelConfigTest {
         assertEquals(Duration.ofMillis(250), s.retryDelay());
         assertEquals(PayloadType.BYTES, s.payloadType());
         assertEquals("q1.dlq", s.deadLetterQueue());
-        assertEquals(5671, s.connection().port(), "TLS changes the default port");
+        assertEquals(List.of(new Address("mq", 5671)), s.connection().addresses(), "TLS changes the default port");
         assertEquals("amqps://app@mq:5671/prod", s.connection().describe());
         assertFalse(s.connection().toString().contains("s3cret"));
     }
@@ -124,24 +125,44 @@ class ChannelConfigTest {
                 "ONCEONLY_RABBITMQ_VIRTUAL_HOST", "prod", "ONCEONLY_RABBITMQ_PASSWORD", "s3cret", "ONCEONLY_RABBITMQ_PREFETCH", "99"), 300);
         ConnectionSettings c = TestChannelConfig.of(Map.of("channel-name", "orders"), env, ChannelConfig.Direction.INCOMING)
                 .incoming().connection();
-        assertEquals("mq.internal", c.host());
-        assertEquals(5673, c.port());
+        assertEquals(List.of(new Address("mq.internal", 5673)), c.addresses());
         assertEquals("prod", c.virtualHost());
         assertEquals("s3cret", c.password());
         assertEquals(16, TestChannelConfig.of(Map.of("channel-name", "orders"), env, ChannelConfig.Direction.INCOMING)
                 .incoming().prefetch(), "only the connection's settings have connector-wide names");
 
-        assertEquals("broker-2", TestChannelConfig.of(Map.of("channel-name", "orders", "host", "broker-2"), env,
-                ChannelConfig.Direction.OUTGOING).outgoing().connection().host());
+        assertEquals(List.of(new Address("broker-2", 5673)), TestChannelConfig.of(Map.of("channel-name", "orders", "host", "broker-2"),
+                env, ChannelConfig.Direction.OUTGOING).outgoing().connection().addresses());
 
         // SmallRye's connector-wide names work too.
-        assertEquals("mq.smallrye", TestChannelConfig.of(Map.of("channel-name", "orders"), Map.of("rabbitmq-host", "mq.smallrye"),
-                ChannelConfig.Direction.INCOMING).incoming().connection().host());
+        assertEquals(List.of(new Address("mq.smallrye", 5672)), TestChannelConfig.of(Map.of("channel-name", "orders"),
+                Map.of("rabbitmq-host", "mq.smallrye"), ChannelConfig.Direction.INCOMING).incoming().connection().addresses());
         var e = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders"),
                 Map.of("onceonly.rabbitmq.password", "one-secret", "rabbitmq-password", "other-secret"),
                 ChannelConfig.Direction.INCOMING).incoming());
         assertEquals("onceonly.rabbitmq.password", e.property());
         assertFalse(e.getMessage().contains("secret"), e.getMessage());
+    }
+
+    /**
+     * Several broker nodes, as in SmallRye's connector: addresses replace host and port, a node
+     * without a port gets the default one (TLS: 5671), and a malformed list names the property.
+     */
+    @Test
+    void addressesNameSeveralNodesAndReplaceHostAndPort() {
+        ConnectionSettings c = channel(ChannelConfig.Direction.INCOMING, "addresses", " mq1:5673, mq2 ,[::1]:5674",
+                "host", "ignored", "port", "1").incoming().connection();
+        assertEquals(List.of(new Address("mq1", 5673), new Address("mq2", 5672), new Address("[::1]", 5674)), c.addresses());
+        assertEquals("amqp://guest@mq1:5673,mq2:5672,[::1]:5674/", c.describe());
+        assertEquals(List.of(new Address("mq3", 5671)),
+                channel(ChannelConfig.Direction.OUTGOING, "tls", "true", "addresses", "mq3").outgoing().connection().addresses());
+        assertEquals(List.of(new Address("g1", 5672), new Address("g2", 5672)), TestChannelConfig.of(Map.of("channel-name", "orders"),
+                Map.of("rabbitmq-addresses", "g1,g2"), ChannelConfig.Direction.INCOMING).incoming().connection().addresses());
+        for (String bad : List.of("mq1:abc", "mq1,,mq2", "mq1:70000")) {
+            var e = assertThrows(InvalidConfigurationException.class,
+                    () -> channel(ChannelConfig.Direction.INCOMING, "addresses", bad).incoming(), bad);
+            assertEquals("mp.messaging.incoming.orders.addresses", e.property());
+        }
     }
 
     @Test

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -40,8 +41,13 @@ class OutboundChannelTest {
 
     /** Sends one message through the channel and returns how it was settled: null for ack, else the nack's reason. */
     private CompletableFuture<Throwable> send(String routingKey) throws Exception {
-        Map<String, String> props = Map.of("channel-name", "out", "host", "127.0.0.1", "exchange.name", exchange,
-                "exchange.type", "direct", "routing-key", routingKey);
+        return send(routingKey, Map.of("host", "127.0.0.1"));
+    }
+
+    /** Like {@link #send(String)}, with the broker given by {@code broker} (host, port, addresses). */
+    private CompletableFuture<Throwable> send(String routingKey, Map<String, String> broker) throws Exception {
+        Map<String, String> props = new HashMap<>(broker);
+        props.putAll(Map.of("channel-name", "out", "exchange.name", exchange, "exchange.type", "direct", "routing-key", routingKey));
         channel = new OutboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.OUTGOING)
                 .outgoing(), resources);
         CompletableFuture<Throwable> settled = new CompletableFuture<>();
@@ -80,6 +86,28 @@ class OutboundChannelTest {
 
     @Test
     void aRoutedMessageIsAckedOnceConfirmed() throws Exception {
+        bindQueue();
+        assertEquals(null, send("orders").get(20, TimeUnit.SECONDS));
+        await("the message in its queue", java.time.Duration.ofSeconds(20), () -> TestRabbit.total(queue), n -> n == 1);
+    }
+
+    /**
+     * Several broker addresses: amqp-client tries them in a shuffled order, so a node that does not
+     * answer (port 1 here) is passed over for one that does, in whichever order they come. The
+     * addresses replace host and port, which point at nothing here.
+     */
+    @Test
+    void withSeveralAddressesTheChannelConnectsToANodeThatAnswers() throws Exception {
+        bindQueue();
+        for (int i = 1; i <= 3; i++) {
+            assertEquals(null, send("orders", Map.of("addresses", "127.0.0.1:1,127.0.0.1:5672", "host", "127.0.0.1", "port", "1")).get(20, TimeUnit.SECONDS));
+            channel.stop();
+            int sent = i;
+            await("message " + i + " in its queue", java.time.Duration.ofSeconds(20), () -> TestRabbit.total(queue), n -> n == sent);
+        }
+    }
+
+    private void bindQueue() throws Exception {
         com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
         f.setHost("127.0.0.1");
         try (var c = f.newConnection(); var ch = c.createChannel()) {
@@ -87,7 +115,5 @@ class OutboundChannelTest {
             ch.queueDeclare(queue, true, false, false, null);
             ch.queueBind(queue, exchange, "orders");
         }
-        assertEquals(null, send("orders").get(20, TimeUnit.SECONDS));
-        await("the message in its queue", java.time.Duration.ofSeconds(20), () -> TestRabbit.total(queue), n -> n == 1);
     }
 }
