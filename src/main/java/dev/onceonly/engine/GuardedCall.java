@@ -188,9 +188,6 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         return completed;
     }
 
-    /** Bound on the cause chain walked for a passed-on refusal (a cyclic chain would not end). */
-    private static final int MAX_CAUSES = 32;
-
     /** Called once, after the transaction completed. */
     @Override
     public void completed(boolean committed) {
@@ -203,6 +200,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         String reason = "";
         boolean retryable = true;
         LedgerDecision decision = ledgerDecision;
+        MessageRefusedException passedOn = RetryRule.passedOnRefusal(handlerFailure);
         if (decision == LedgerDecision.DUPLICATE) {
             // Processed before, but the claim store forgot it (flushed, evicted, failed over):
             // remember it again so the next duplicate stops at the first layer.
@@ -226,12 +224,11 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             outcome = Outcome.RETRY;
             layer = Layer.CLAIM_STORE;
             reason = commitRefused;
-        } else if (passedOnRefusal(handlerFailure) != null) {
+        } else if (passedOn != null) {
             // The handler passed on the refusal of a guarded call it made (its key BUSY, RETRY,
             // CONFLICT or REJECTED): this message is refused the same way, so that a busy nested key
             // makes it wait instead of spending its attempts. Released like any failure.
             finish("release", false);
-            MessageRefusedException passedOn = passedOnRefusal(handlerFailure);
             outcome = passedOn.outcome();
             retryable = !outcome.isPermanent();
             reason = "a guarded call of the handler was refused " + outcome + ": " + passedOn.reason();
@@ -255,21 +252,6 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         phase.end();
         guardNanos += System.nanoTime() - f0;
         engine.report(settings, dispatch, outcome, layer, key.digest(), reason, retryable, guardNanos);
-    }
-
-    /**
-     * The first {@link MessageRefusedException} in the cause chain of what the handler threw, when it
-     * is a refusal; {@code null} otherwise. A passed-on DUPLICATE is not one: the handler's own work
-     * rolled back with it and must run again, so that stays a failure.
-     */
-    private static MessageRefusedException passedOnRefusal(Throwable failure) {
-        int links = 0;
-        for (Throwable t = failure; t != null && links++ < MAX_CAUSES; t = t.getCause()) {
-            if (t instanceof MessageRefusedException refused) {
-                return refused.outcome().isRefusal() ? refused : null;
-            }
-        }
-        return null;
     }
 
     private void finish(String operation, boolean complete) {

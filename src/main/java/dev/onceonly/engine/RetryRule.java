@@ -110,6 +110,25 @@ public record RetryRule(List<Class<? extends Throwable>> retryFor, List<Class<? 
     }
 
     /**
+     * The refusal of another guarded call that {@code failure} passes on: the first
+     * {@link MessageRefusedException} in its cause chain (where {@link #classify} stops), when it is a
+     * refusal. A passed-on DUPLICATE is not one: the handler's own work rolled back with it and must
+     * run again, so that stays a failure.
+     *
+     * @param failure what the method threw
+     * @return the refusal, or {@code null}
+     */
+    static MessageRefusedException passedOnRefusal(Throwable failure) {
+        int links = 0;
+        for (Throwable t = failure; t != null && links++ < MAX_CAUSES; t = t.getCause()) {
+            if (t instanceof MessageRefusedException refused) {
+                return refused.outcome().isRefusal() ? refused : null;
+            }
+        }
+        return null;
+    }
+
+    /**
      * The thrown exception and its causes, up to a refusal or {@link #MAX_CAUSES}: the bound also ends
      * a loop of causes ({@code initCause} allows one across two exceptions).
      */

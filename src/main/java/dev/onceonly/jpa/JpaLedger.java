@@ -32,6 +32,11 @@ public final class JpaLedger implements Ledger {
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
     private final Clock clock;
+    /**
+     * How Hibernate binds {@link ProcessedMessage#processedAt()}: looked up in the metamodel on the
+     * first insert, not on every one. The entity managers of one ledger come from one factory.
+     */
+    private volatile JdbcMapping processedAt;
 
     /**
      * A ledger writing through the entity manager of each call's transaction.
@@ -76,8 +81,12 @@ public final class JpaLedger implements Ledger {
      */
     private Optional<SQLException> tryInsert(Connection connection, SharedSessionContractImplementor session, String key,
                                              String consumer, String bodyHash) throws SQLException {
-        JdbcMapping processedAt = session.getFactory().getMappingMetamodel().getEntityDescriptor(ProcessedMessage.class)
-                .findAttributeMapping("processedAt").getSingleJdbcMapping();
+        JdbcMapping processedAt = this.processedAt;
+        if (processedAt == null) {
+            processedAt = session.getFactory().getMappingMetamodel().getEntityDescriptor(ProcessedMessage.class)
+                    .findAttributeMapping("processedAt").getSingleJdbcMapping();
+            this.processedAt = processedAt;
+        }
         try (PreparedStatement insert = connection.prepareStatement(INSERT)) {
             insert.setString(1, key);
             insert.setString(2, consumer);
