@@ -11,7 +11,6 @@ import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Dependent;
-import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 import jakarta.transaction.TransactionSynchronizationRegistry;
@@ -37,7 +36,7 @@ public class LedgerBeans {
     @Inject
     OnceOnlyExtension extension;
 
-    private volatile LedgerSessions sessions;
+    private LedgerSessions sessions;
 
     /**
      * Created when the runtime first uses it, which happens only when a consumer has the ledger on;
@@ -46,26 +45,36 @@ public class LedgerBeans {
     @Produces
     @ApplicationScoped
     Ledger ledger() {
-        OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
-        DataSource dataSource = dataSource(settings.dataSource());
-        if (settings.createSchema()) {
-            try {
-                LogId.ONCE0406I.log(LedgerSchema.apply(dataSource));
-            } catch (SQLException e) {
-                throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the ledger DDL through "
-                        + settings.dataSource() + " failed: " + e, e);
-            }
-        }
-        LedgerSessions built = LedgerSessions.on(dataSource);
-        sessions = built;
-        return new JpaLedger(built::current, newTransaction, Clock.systemUTC());
+        return new JpaLedger(sessions()::current, newTransaction, Clock.systemUTC());
     }
 
-    /** Called by {@link OnceOnlyRuntime} once no guarded call runs any more. */
-    void close(@Disposes Ledger ledger) {
-        LedgerSessions open = sessions;
-        if (open != null) {
-            open.close();
+    /**
+     * The sessions on the datasource {@code onceonly.ledger.datasource} names, built on first use
+     * (by the ledger or the outbox, which share them) after applying the DDL when
+     * {@code onceonly.ledger.create-schema=true}.
+     */
+    synchronized LedgerSessions sessions() {
+        if (sessions == null) {
+            OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
+            DataSource dataSource = dataSource(settings.dataSource());
+            if (settings.createSchema()) {
+                try {
+                    LogId.ONCE0406I.log(LedgerSchema.apply(dataSource));
+                } catch (SQLException e) {
+                    throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the ledger DDL through "
+                            + settings.dataSource() + " failed: " + e, e);
+                }
+            }
+            sessions = LedgerSessions.on(dataSource);
+        }
+        return sessions;
+    }
+
+    /** Closes the sessions: called by {@link OnceOnlyRuntime} once no guarded call runs and the outbox relay stopped. */
+    synchronized void closeSessions() {
+        if (sessions != null) {
+            sessions.close();
+            sessions = null;
         }
     }
 

@@ -2,6 +2,7 @@ package dev.onceonly.cdi;
 
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.api.Outbox;
 import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
@@ -12,6 +13,7 @@ import jakarta.enterprise.inject.spi.AnnotatedMethod;
 import jakarta.enterprise.inject.spi.AnnotatedType;
 import jakarta.enterprise.inject.spi.Extension;
 import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
+import jakarta.enterprise.inject.spi.ProcessInjectionPoint;
 import jakarta.enterprise.inject.spi.WithAnnotations;
 import org.eclipse.microprofile.config.ConfigProvider;
 
@@ -39,6 +41,9 @@ public class OnceOnlyExtension implements Extension {
     private volatile OnceOnlyConfig.Global global;
     private volatile OnceOnlyConfig.LedgerSettings ledgerSettings;
     private volatile KeyDeriver keyDeriver;
+    private volatile OnceOnlyConfig.OutboxSettings outboxSettings;
+    /** Whether the application injects the {@link Outbox} (so the relay starts). */
+    private volatile boolean outboxInjected;
     /** Whether a consumer found at deployment uses the ledger (so the runtime starts it). */
     private volatile boolean ledgerAtDeployment;
 
@@ -56,6 +61,11 @@ public class OnceOnlyExtension implements Extension {
                 found.add(m);
             }
         }
+    }
+
+    /** An injection point of the outbox turns it on: the table and the relay are used only then. */
+    void outboxUsed(@Observes ProcessInjectionPoint<?, Outbox> pip) {
+        outboxInjected = true;
     }
 
     /** Optional integrations, and the API each needs: MicroProfile Telemetry. */
@@ -93,6 +103,7 @@ public class OnceOnlyExtension implements Extension {
         try {
             global = config.global();
             ledgerSettings = config.ledger();
+            outboxSettings = config.outbox();
         } catch (InvalidConfigurationException e) {
             adv.addDeploymentProblem(e);
             return;
@@ -147,6 +158,16 @@ public class OnceOnlyExtension implements Extension {
     /** Ledger settings, validated at deployment (used only when a consumer has the ledger on). */
     OnceOnlyConfig.LedgerSettings ledgerSettings() {
         return ledgerSettings;
+    }
+
+    /** Outbox settings, validated at deployment (used only when the application injects the outbox). */
+    OnceOnlyConfig.OutboxSettings outboxSettings() {
+        return outboxSettings;
+    }
+
+    /** {@return whether the application injects the {@link Outbox}} */
+    boolean outboxInjected() {
+        return outboxInjected;
     }
 
     KeyDeriver keyDeriver() {

@@ -51,6 +51,9 @@ public class OnceOnlyRuntime {
     Instance<Ledger> ledgers;
 
     @Inject
+    LedgerBeans ledgerBeans;
+
+    @Inject
     Instance<TransactionRunner> transactionRunners;
 
     /** Further listeners contributed as beans (metrics, tracing). */
@@ -156,9 +159,8 @@ public class OnceOnlyRuntime {
         if (unfinished > 0) {
             LogId.ONCE0008W.log(unfinished, Durations.format(wait));
         }
-        if (ledger != null) {
-            ledgers.destroy(ledger);
-        }
+        // The ledger and the outbox share the sessions; the outbox relay stopped before the application scope ended.
+        ledgerBeans.closeSessions();
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();

@@ -63,6 +63,22 @@ public final class OnceOnlyConfig {
                                  String dataSource) {
     }
 
+    /**
+     * The transactional outbox's relay ({@code onceonly.outbox.*}); its rows are on the ledger's
+     * datasource ({@code onceonly.ledger.datasource}) and its connection takes the connector-wide
+     * {@code onceonly.rabbitmq.*} settings.
+     *
+     * @param sweepInterval  {@code sweep-interval}: pause between two sweeps
+     * @param sweepAfter     {@code sweep-after}: the sweep takes rows written longer ago than this
+     * @param batchSize      {@code batch-size}: rows per relay transaction
+     * @param maxAttempts    {@code max-attempts}: broker refusals after which a row is parked
+     * @param retention      {@code retention}: how long sent rows are kept
+     * @param confirmTimeout {@code confirm-timeout}: how long a publish waits for the broker's confirm
+     */
+    public record OutboxSettings(Duration sweepInterval, Duration sweepAfter, int batchSize, int maxAttempts,
+                                 Duration retention, Duration confirmTimeout) {
+    }
+
     private final ConfigReader config;
 
     /**
@@ -107,6 +123,32 @@ public final class OnceOnlyConfig {
         int batch = config.intValue("onceonly.ledger.purge-batch-size", 1000, 1, 100_000);
         return new LedgerSettings(retention, interval, batch, config.bool("onceonly.ledger.create-schema", false),
                 config.string("onceonly.ledger.datasource").orElse("jdbc/onceonly"));
+    }
+
+    /**
+     * Reads the outbox settings.
+     *
+     * @return the settings, validated
+     * @throws InvalidConfigurationException naming the first invalid property
+     */
+    public OutboxSettings outbox() {
+        Duration interval = config.duration("onceonly.outbox.sweep-interval", Duration.ofSeconds(10));
+        Duration after = config.duration("onceonly.outbox.sweep-after", Duration.ofSeconds(30));
+        Duration confirm = config.duration("onceonly.outbox.confirm-timeout", Duration.ofSeconds(10));
+        if (interval.isZero()) {
+            throw new InvalidConfigurationException("onceonly.outbox.sweep-interval", "0", "a positive duration, e.g. 10s");
+        }
+        if (confirm.isZero()) {
+            throw new InvalidConfigurationException("onceonly.outbox.confirm-timeout", "0", "a positive duration, e.g. 10s");
+        }
+        if (after.compareTo(confirm) <= 0) {
+            // The sweep must not take rows whose fast-path publish may still be waiting for its confirm.
+            throw new InvalidConfigurationException("onceonly.outbox.sweep-after", Durations.format(after),
+                    "a duration longer than onceonly.outbox.confirm-timeout (" + Durations.format(confirm) + ")");
+        }
+        return new OutboxSettings(interval, after, config.intValue("onceonly.outbox.batch-size", 100, 1, 10_000),
+                config.intValue("onceonly.outbox.max-attempts", 5, 1, 1_000),
+                config.duration("onceonly.outbox.retention", Duration.ofDays(1)), confirm);
     }
 
     RedisSettings redis() {

@@ -2,6 +2,7 @@ package dev.onceonly.observability;
 
 import dev.onceonly.cdi.OnceOnlyExtension;
 import dev.onceonly.spi.GuardListener;
+import dev.onceonly.spi.OutboxListener;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.Tracer;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -24,6 +25,15 @@ public class TelemetryListeners {
             return GuardListener.NONE;
         }
         return new GuardMetrics(meter.get(), extension.consumerNames());
+    }
+
+    /** The outbox's metrics (asked for only when the application uses the outbox). Dependent, like {@link #metrics}. */
+    @Produces
+    OutboxListener outboxMetrics(Instance<Meter> meter, OnceOnlyExtension extension) {
+        if (!extension.global().metrics() || !meter.isResolvable()) {
+            return OutboxListener.NONE;
+        }
+        return new OutboxMetrics(meter.get());
     }
 
     /** Spans of the guard's phases; {@code onceonly.tracing.enabled=false} leaves them out. Dependent, like {@link #metrics}. */

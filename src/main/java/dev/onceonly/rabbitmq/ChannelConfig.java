@@ -99,6 +99,25 @@ final class ChannelConfig {
         }, key -> prefix + key);
     }
 
+    private ChannelConfig(String channel, ConfigReader config) {
+        this.channel = channel;
+        this.configuredChannel = channel;
+        this.config = config;
+    }
+
+    /**
+     * The connection settings of a connection that belongs to no channel (the outbox relay's):
+     * only the connector-wide {@code onceonly.rabbitmq.*} (or SmallRye's {@code rabbitmq-*}) names.
+     *
+     * @param global the application's configuration
+     * @return the settings, validated; errors name the {@code onceonly.rabbitmq.*} property
+     */
+    static ConnectionSettings connectorWide(Config global) {
+        return new ChannelConfig("outbox", new ConfigReader(
+                key -> oneOf(key, global, "", GLOBAL_PREFIX + key, SMALLRYE_GLOBAL_NAMES.get(key)),
+                key -> GLOBAL_PREFIX + key)).connection();
+    }
+
     /**
      * The value of {@code name} or of its {@code alias} in {@code config}; both set to different
      * values is an error naming both (without the value, for the password).

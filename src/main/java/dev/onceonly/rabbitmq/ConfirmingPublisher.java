@@ -55,11 +55,11 @@ final class ConfirmingPublisher {
         this.channel = connection.createChannel();
         channel.confirmSelect();
         channel.addConfirmListener((seq, multiple) -> settle(seq, multiple, null),
-                (seq, multiple) -> settle(seq, multiple, new IOException("the broker refused (nacked) the message")));
+                (seq, multiple) -> settle(seq, multiple, new Refusal("the broker refused (nacked) the message")));
         channel.addReturnListener(r -> {
             Object seq = r.getProperties().getHeaders() == null ? null : r.getProperties().getHeaders().get(SEQUENCE_HEADER);
             if (seq instanceof Number n) {
-                fail(pending.remove(n.longValue()), new IOException("unroutable: exchange '" + r.getExchange()
+                fail(pending.remove(n.longValue()), new Refusal("unroutable: exchange '" + r.getExchange()
                         + "' routed routing key '" + r.getRoutingKey() + "' to no queue (" + r.getReplyText() + ")"));
             }
         });
@@ -137,6 +137,16 @@ final class ConfirmingPublisher {
     private void fail(Pending p, Exception failure) {
         if (p != null) {
             completions.execute(() -> p.complete(failure));
+        }
+    }
+
+    /**
+     * The broker's verdict on one message (a nack, or a mandatory message returned as unroutable),
+     * as opposed to a failure of the connection or a confirm that did not come in time.
+     */
+    static final class Refusal extends IOException {
+        Refusal(String message) {
+            super(message);
         }
     }
 

@@ -1,7 +1,9 @@
 package dev.onceonly.rabbitmq;
 
+import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
+import dev.onceonly.spi.OutboxPublisher;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Priority;
@@ -58,6 +60,8 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
     private final List<OutboundChannel> outbound = new CopyOnWriteArrayList<>();
+    /** The outbox relay's connection, made when the application uses the outbox. */
+    private OutboxEndpoint outbox;
     private boolean started;
 
     /**
@@ -99,11 +103,46 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
      * deployment, and a delivery must not reach a method before the application is up.
      */
     void onStartup(@Observes(notifyObserver = Reception.IF_EXISTS) Startup event) {
+        OutboxEndpoint o;
         synchronized (this) {
             started = true;
+            o = outbox;
         }
         inbound.forEach(InboundChannel::start);
         outbound.forEach(OutboundChannel::start);
+        if (o != null) {
+            o.start();
+        }
+    }
+
+    private synchronized OutboxEndpoint outboxEndpoint() {
+        return outbox;
+    }
+
+    /**
+     * The outbox relay's publisher (asked for only when the application injects the outbox): one
+     * connection of its own, with the connector-wide settings {@code onceonly.rabbitmq.*}.
+     */
+    @Produces
+    synchronized OutboxPublisher outboxPublisher() {
+        if (outbox == null) {
+            Config config = ConfigProvider.getConfig();
+            outbox = new OutboxEndpoint(ChannelConfig.connectorWide(config),
+                    new OnceOnlyConfig(config).outbox().confirmTimeout(), resources);
+            if (started) {
+                outbox.start();
+            }
+        }
+        return outbox;
+    }
+
+    /** Closes the outbox connection once the outbox relay stopped (priority 20). */
+    void closeOutbox(@Observes(notifyObserver = Reception.IF_EXISTS) @Priority(30)
+                     @BeforeDestroyed(ApplicationScoped.class) Object event) {
+        OutboxEndpoint o = outboxEndpoint();
+        if (o != null) {
+            o.stop();
+        }
     }
 
     /**
@@ -125,6 +164,10 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
             List<String> down = new ArrayList<>();
             inbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
             outbound.stream().filter(c -> !c.connected()).forEach(c -> down.add(c.name()));
+            OutboxEndpoint o = outboxEndpoint();
+            if (o != null && !o.connected()) {
+                down.add(o.name());
+            }
             return down.isEmpty() ? Optional.empty() : Optional.of("not connected: channel(s) " + String.join(", ", down));
         });
     }

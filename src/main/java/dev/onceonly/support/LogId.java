@@ -117,7 +117,16 @@ public enum LogId {
     /** Reporting a transaction's outcome to the guard failed. */
     ONCE0405W(Level.WARNING, "Asking the guard before a commit, or telling it the outcome, failed: %s"),
     /** Ledger DDL applied at startup ({@code onceonly.ledger.create-schema=true}). */
-    ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)");
+    ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)"),
+    /** The outbox is in use. */
+    ONCE0601I(Level.INFO, "Outbox in use on %s: sweep every %s for rows older than %s, batches of %d, parked after %d refusals, "
+            + "sent rows kept %s"),
+    /** A relay round failed; its rows stay pending. */
+    ONCE0602W(Level.WARNING, "Outbox relay (%s) did not finish: %s; its rows stay pending for the next sweep"),
+    /** The broker refused a row (message id is the outbox's own, never the body). */
+    ONCE0603W(Level.WARNING, "Outbox message %s was refused by the broker (%s), refusal %d of %d: %s"),
+    /** Sent rows purged. */
+    ONCE0604I(Level.INFO, "Outbox purge deleted %d sent rows");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");
 

@@ -11,3 +11,26 @@ CREATE TABLE IF NOT EXISTS onceonly_processed_message (
     -- The purge deletes by time, oldest first.
     INDEX onceonly_processed_message_at (processed_at)
 ) ENGINE = InnoDB;
+-- The transactional outbox (only when the application injects dev.onceonly.api.Outbox).
+-- state: 0 pending, 1 sent, 2 parked. Times are epoch milliseconds. SKIP LOCKED needs MariaDB 10.6+ (MySQL 8.0+).
+CREATE TABLE IF NOT EXISTS onceonly_outbox (
+    id             BIGINT       NOT NULL AUTO_INCREMENT,
+    message_id     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    source_key     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    exchange_name  VARCHAR(255) NOT NULL,
+    routing_key    VARCHAR(255) NOT NULL,
+    content_type   VARCHAR(255),
+    correlation_id VARCHAR(255),
+    persistent     BOOLEAN      NOT NULL,
+    headers        TEXT         NOT NULL,
+    body           LONGBLOB     NOT NULL,
+    state          SMALLINT     NOT NULL,
+    created_at     BIGINT       NOT NULL,
+    sent_at        BIGINT,
+    attempts       INTEGER      NOT NULL,
+    last_error     VARCHAR(500),
+    PRIMARY KEY (id),
+    UNIQUE KEY onceonly_outbox_message_id (message_id),
+    -- The relay takes pending rows in id order; the purge takes sent rows in id order.
+    INDEX onceonly_outbox_state (state, id)
+) ENGINE = InnoDB;

@@ -1,0 +1,95 @@
+package dev.onceonly.jpa;
+
+import dev.onceonly.api.OnceOnlyException;
+import dev.onceonly.api.Outbox;
+import dev.onceonly.api.OutboxMessage;
+import dev.onceonly.spi.OutboxRecord;
+import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.support.CurrentKey;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.function.Consumer;
+
+/**
+ * The {@link Outbox} on JTA: each send is a row appended in the caller's transaction; when that
+ * transaction commits, the ids of its rows go to the relay at once (the fast path), from the
+ * transaction's {@code afterCompletion}. What a transaction sent is kept as a resource of that
+ * transaction in the {@link TransactionSynchronizationRegistry}, so nothing is shared between
+ * transactions or threads.
+ */
+public final class JtaOutbox implements Outbox {
+
+    /** The registry key of a transaction's {@link Sends}. */
+    private static final Object SENDS = new Object();
+
+    private final OutboxStore store;
+    private final TransactionSynchronizationRegistry transactions;
+    private final Consumer<List<Long>> committed;
+    private final Clock clock;
+
+    /**
+     * @param store        where rows are written
+     * @param transactions the server's registry
+     * @param committed    told the ids of a transaction's rows after it committed (never after a rollback);
+     *                     must return quickly, it runs on the committing thread
+     * @param clock        the time written into each row
+     */
+    public JtaOutbox(OutboxStore store, TransactionSynchronizationRegistry transactions, Consumer<List<Long>> committed,
+                     Clock clock) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.transactions = Objects.requireNonNull(transactions, "transactions");
+        this.committed = Objects.requireNonNull(committed, "committed");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    @Override
+    public String send(OutboxMessage message) {
+        if (transactions.getTransactionStatus() != Status.STATUS_ACTIVE) {
+            throw new OnceOnlyException("Outbox.send needs an active JTA transaction (a guarded handler, or a method with "
+                    + "@Transactional): the message commits with it; transaction status " + transactions.getTransactionStatus());
+        }
+        Sends sends = (Sends) transactions.getResource(SENDS);
+        if (sends == null) {
+            sends = new Sends();
+            transactions.putResource(SENDS, sends);
+            transactions.registerInterposedSynchronization(sends);
+        }
+        String key = CurrentKey.get();
+        String id = message.messageId() != null ? message.messageId()
+                : key != null ? key + "/" + sends.next(key)
+                : UUID.randomUUID().toString();
+        long row = store.append(new OutboxRecord(0, id, key != null ? key : id, message.withMessageId(id), clock.instant(), 0));
+        sends.rows.add(row);
+        return id;
+    }
+
+    /** What one transaction sent: its rows, and per guard key how many messages it numbered. */
+    private final class Sends implements Synchronization {
+        final List<Long> rows = new ArrayList<>();
+        private final Map<String, Integer> numbered = new HashMap<>();
+
+        int next(String key) {
+            return numbered.merge(key, 1, Integer::sum);
+        }
+
+        @Override
+        public void beforeCompletion() {
+        }
+
+        @Override
+        public void afterCompletion(int status) {
+            if (status == Status.STATUS_COMMITTED && !rows.isEmpty()) {
+                committed.accept(List.copyOf(rows));
+            }
+        }
+    }
+}

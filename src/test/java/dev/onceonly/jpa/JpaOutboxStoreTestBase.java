@@ -1,0 +1,229 @@
+package dev.onceonly.jpa;
+
+import dev.onceonly.api.OutboxMessage;
+import dev.onceonly.spi.OutboxRecord;
+import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.spi.OutboxStore.Failure;
+import dev.onceonly.spi.OutboxStore.Selection;
+import dev.onceonly.testing.LocalJta;
+import dev.onceonly.testing.ScratchDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The outbox table's contract on {@link JpaOutboxStore}, with Hibernate in the test JVM on a scratch
+ * database and the container's transactions emulated by {@link LocalJta}. One subclass per database.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class JpaOutboxStoreTestBase {
+
+    private ScratchDatabase db;
+    private LocalJta jta;
+    private OutboxStore store;
+    private final Instant now = Instant.parse("2026-12-01T10:00:00Z");
+
+    protected abstract ScratchDatabase.Kind kind();
+
+    @BeforeAll
+    void createDatabase() throws Exception {
+        db = ScratchDatabase.create(kind(), true);
+        jta = new LocalJta(db.sessionFactory());
+        store = new JpaOutboxStore(jta::entityManager, jta);
+    }
+
+    @AfterAll
+    void dropDatabase() throws Exception {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    @BeforeEach
+    void empty() throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.executeUpdate("delete from onceonly_outbox");
+        }
+    }
+
+    private OutboxRecord record(String source, int n) {
+        OutboxMessage m = OutboxMessage.text("orders", "order.reserved", "body " + n).withHeader("n", n)
+                .withHeader("big", 5_000_000_000L).withHeader("ok", true).withHeader("who", "test")
+                .withCorrelationId("c-" + n);
+        return new OutboxRecord(0, source + "/" + n, source, m.withMessageId(source + "/" + n), now, 0);
+    }
+
+    private List<Long> appendCommitted(String source, int count) throws Exception {
+        return jta.inTransaction(() -> {
+            List<Long> ids = new ArrayList<>();
+            for (int n = 1; n <= count; n++) {
+                ids.add(store.append(record(source, n)));
+            }
+            return ids;
+        });
+    }
+
+    private Map<Long, Integer> states() throws Exception {
+        Map<Long, Integer> states = new HashMap<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("select id, state from onceonly_outbox")) {
+            while (r.next()) {
+                states.put(r.getLong(1), r.getInt(2));
+            }
+        }
+        return states;
+    }
+
+    @Test
+    void aRowCommitsWithItsTransactionAndComesBackAsItWasWritten() throws Exception {
+        List<Long> ids = appendCommitted("c:k1", 1);
+        List<OutboxRecord> seen = new ArrayList<>();
+        assertEquals(1, store.relay(Selection.of(ids), rows -> {
+            seen.addAll(rows);
+            return Map.of();
+        }, 5, now));
+        OutboxRecord read = seen.get(0);
+        OutboxRecord written = record("c:k1", 1);
+        assertEquals(written.messageId(), read.messageId());
+        assertEquals("c:k1", read.source());
+        assertEquals(written.message().exchange(), read.message().exchange());
+        assertEquals(written.message().routingKey(), read.message().routingKey());
+        assertArrayEquals(written.message().body(), read.message().body());
+        assertEquals(written.message().contentType(), read.message().contentType());
+        assertEquals("c-1", read.message().correlationId());
+        assertEquals(Map.of("n", 1, "big", 5_000_000_000L, "ok", true, "who", "test"), read.message().headers());
+        assertEquals(Integer.class, read.message().headers().get("n").getClass(), "an Integer header stays an Integer");
+        assertEquals(now, read.createdAt());
+        assertEquals(Map.of(ids.get(0), JpaOutboxStore.PENDING), states(), "not answered: still pending");
+    }
+
+    @Test
+    void aRolledBackTransactionLeavesNoRow() throws Exception {
+        assertThrows(IllegalStateException.class, () -> jta.inTransaction(() -> {
+            store.append(record("c:k2", 1));
+            throw new IllegalStateException("the handler failed");
+        }));
+        assertEquals(Map.of(), states());
+    }
+
+    @Test
+    void aMessageIdIsInTheOutboxOnce() throws Exception {
+        appendCommitted("c:k3", 1);
+        assertThrows(RuntimeException.class, () -> appendCommitted("c:k3", 1));
+        assertEquals(1, states().size());
+    }
+
+    @Test
+    void confirmedRowsAreSentRefusedRowsCountAttemptsAndAreParkedAtTheLimitUnansweredRowsStayAsTheyWere() throws Exception {
+        List<Long> ids = appendCommitted("c:k4", 3);
+        for (int round = 1; round <= 2; round++) {
+            store.relay(Selection.of(ids), rows -> {
+                Map<Long, Optional<Failure>> answers = new HashMap<>();
+                rows.stream().map(OutboxRecord::id).filter(ids.get(0)::equals).forEach(id -> answers.put(id, Optional.empty()));
+                rows.stream().map(OutboxRecord::id).filter(ids.get(2)::equals).forEach(id -> answers.put(id, Failure.refused("unroutable")));
+                return answers;
+            }, 2, now);
+        }
+        Map<Long, Integer> states = states();
+        assertEquals(JpaOutboxStore.SENT, states.get(ids.get(0)));
+        assertEquals(JpaOutboxStore.PENDING, states.get(ids.get(1)), "not answered twice: pending, no attempt counted");
+        assertEquals(JpaOutboxStore.PARKED, states.get(ids.get(2)), "refused twice with max-attempts 2: parked");
+        assertEquals(new OutboxStore.Counts(1, 1), store.counts());
+        List<Integer> attempts = new ArrayList<>();
+        store.relay(Selection.oldest(now.plusSeconds(1), 10), rows -> {
+            rows.forEach(r -> attempts.add(r.attempts()));
+            return Map.of();
+        }, 2, now);
+        assertEquals(List.of(0), attempts, "only the pending row is taken again, with no attempt counted");
+    }
+
+    @Test
+    void theSweepTakesOnlyRowsWrittenBeforeItsLimitOldestFirst() throws Exception {
+        List<Long> ids = appendCommitted("c:k5", 3);
+        List<Long> seen = new ArrayList<>();
+        store.relay(Selection.oldest(now, 10), rows -> {
+            rows.forEach(r -> seen.add(r.id()));
+            return Map.of();
+        }, 5, now);
+        assertEquals(List.of(), seen, "rows written at 'now' are not older than 'now'");
+        store.relay(Selection.oldest(now.plusMillis(1), 2), rows -> {
+            rows.forEach(r -> seen.add(r.id()));
+            return Map.of();
+        }, 5, now);
+        assertEquals(ids.subList(0, 2), seen);
+    }
+
+    /**
+     * Two relays at once never hold the same row: the second passes by the rows the first has locked
+     * (its publish is still waiting for the broker) and takes only the others.
+     */
+    @Test
+    void twoRelaysAtOnceNeverTakeTheSameRow() throws Exception {
+        appendCommitted("c:k6", 6);
+        CountDownLatch firstHolds = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Long> first = new ArrayList<>();
+        CompletableFuture<Integer> a = CompletableFuture.supplyAsync(() -> store.relay(Selection.oldest(now.plusSeconds(1), 4), rows -> {
+            rows.forEach(r -> first.add(r.id()));
+            firstHolds.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return rows.stream().collect(Collectors.toMap(OutboxRecord::id, r -> Optional.<Failure>empty()));
+        }, 5, now));
+        assertTrue(firstHolds.await(30, TimeUnit.SECONDS));
+        List<Long> second = new ArrayList<>();
+        store.relay(Selection.oldest(now.plusSeconds(1), 10), rows -> {
+            rows.forEach(r -> second.add(r.id()));
+            return rows.stream().collect(Collectors.toMap(OutboxRecord::id, r -> Optional.<Failure>empty()));
+        }, 5, now);
+        release.countDown();
+        assertEquals(4, a.get(30, TimeUnit.SECONDS));
+        assertEquals(4, first.size());
+        assertEquals(2, second.size(), "the second relay took only the rows the first did not hold: " + second);
+        assertTrue(second.stream().noneMatch(first::contains));
+        assertTrue(states().values().stream().allMatch(s -> s == JpaOutboxStore.SENT));
+    }
+
+    @Test
+    void thePurgeDeletesOnlySentRowsSentBeforeItsLimit() throws Exception {
+        List<Long> ids = appendCommitted("c:k7", 4);
+        store.relay(Selection.of(ids.subList(0, 2)), rows -> rows.stream()
+                .collect(Collectors.toMap(OutboxRecord::id, r -> Optional.<Failure>empty())), 5, now);
+        store.relay(Selection.of(ids.subList(2, 3)), rows -> rows.stream()
+                .collect(Collectors.toMap(OutboxRecord::id, r -> Optional.<Failure>empty())), 5, now.plusSeconds(60));
+        assertEquals(0, store.purge(now, 1), "sent at 'now': not before it");
+        assertEquals(2, store.purge(now.plusSeconds(1), 1), "in batches of one");
+        assertEquals(Map.of(ids.get(2), JpaOutboxStore.SENT, ids.get(3), JpaOutboxStore.PENDING), states());
+    }
+
+    @Test
+    void headersKeepTheirTypes() {
+        Map<String, Object> headers = Map.of("s", "ü\"x", "i", Integer.MIN_VALUE, "l", Long.MAX_VALUE, "b", false);
+        assertEquals(headers, JpaOutboxStore.headersFromJson(JpaOutboxStore.headersToJson(headers)));
+        assertEquals(Map.of(), JpaOutboxStore.headersFromJson(JpaOutboxStore.headersToJson(Map.of())));
+    }
+}
