@@ -270,4 +270,29 @@ class OutboxRelayTest {
         }
         assertEquals(new OutboxStore.Counts(0, 1), store.counts());
     }
+
+    /**
+     * A row for an exchange that does not exist is refused and parked; it does not take down the
+     * relay's channel (the broker closes a channel that publishes to a missing exchange), so rows of
+     * other messages, sent after it, still go out.
+     */
+    @Test
+    void aRowForAMissingExchangeIsParkedAndTheRelayGoesOn() throws Exception {
+        OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 2);
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+        jta.inTransaction(() -> {
+            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:nowhere")) {
+                return outbox.send(OutboxMessage.text(exchange + ".missing", "reserved", "nowhere"));
+            }
+        });
+        sendInHandler(outbox, "inventory:fine", 2, "reserved");
+        Map<String, Integer> copies = arrived(2);
+        assertEquals(Map.of("inventory:fine/1", 1, "inventory:fine/2", 1), copies);
+        Eventually.await("the row for the missing exchange parked", Duration.ofSeconds(10), () -> rowsInState(2), n -> n == 1);
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("select last_error from onceonly_outbox where state = 2")) {
+            r.next();
+            assertTrue(r.getString(1).contains("does not exist"), r.getString(1));
+        }
+    }
 }
