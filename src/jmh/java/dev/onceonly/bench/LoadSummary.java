@@ -49,6 +49,7 @@ final class LoadSummary {
         b.append("| round | mode | messages | msg/s | call p50 µs | call p99 µs | guard p50 µs | guard p99 µs | machine CPU µs/msg | shipping calls / orders |\n");
         b.append("|---|---|---|---|---|---|---|---|---|---|\n");
         Map<String, Map<String, Integer>> rateByRound = new TreeMap<>();
+        Map<String, Map<String, Integer>> cpuByRound = new TreeMap<>();
         for (JsonObject r : runs) {
             JsonObject t = r.getJsonObject("timing");
             JsonObject call = t.getJsonObject("callMicros");
@@ -61,6 +62,8 @@ final class LoadSummary {
                     guarded ? String.format(Locale.ROOT, "%.1f", num(guard, "p99")) : "–",
                     r.getInt("machineCpuMicrosPerMessage"), r.getInt("shippingCalls"), r.getInt("shippedOrders")));
             rateByRound.computeIfAbsent(r.getString("round"), k -> new TreeMap<>()).put(r.getString("label"), t.getInt("perSecond"));
+            cpuByRound.computeIfAbsent(r.getString("round"), k -> new TreeMap<>()).put(r.getString("label"),
+                    r.getInt("machineCpuMicrosPerMessage"));
         }
         List<Double> ratios = new ArrayList<>();
         b.append('\n');
@@ -73,6 +76,25 @@ final class LoadSummary {
                 b.append(String.format(Locale.ROOT, "round %s: guarded/unguarded msg/s = %,d / %,d = %.3f%n", round, g, u, ratio));
             }
         });
+        // With BENCH_MODES="guarded outbox": what sending one event through the outbox costs per message.
+        List<Double> outboxRates = new ArrayList<>();
+        List<Double> outboxCpu = new ArrayList<>();
+        rateByRound.forEach((round, rates) -> {
+            Integer g = rates.get("guarded");
+            Integer o = rates.get("outbox");
+            Integer gc = cpuByRound.get(round).get("guarded");
+            Integer oc = cpuByRound.get(round).get("outbox");
+            if (g != null && o != null && g > 0 && gc > 0) {
+                outboxRates.add((double) o / g);
+                outboxCpu.add((double) oc / gc);
+                b.append(String.format(Locale.ROOT, "round %s: outbox/guarded msg/s = %,d / %,d = %.3f; machine CPU per message %,d / %,d µs = %.3f%n",
+                        round, o, g, (double) o / g, oc, gc, (double) oc / gc));
+            }
+        });
+        if (!outboxRates.isEmpty()) {
+            b.append(String.format(Locale.ROOT, "median outbox/guarded: msg/s %.3f, machine CPU per message %.3f, over %d round(s)%n",
+                    median(outboxRates), median(outboxCpu), outboxRates.size()));
+        }
         if (!ratios.isEmpty()) {
             ratios.sort(null);
             int n = ratios.size();
@@ -81,6 +103,13 @@ final class LoadSummary {
                     median, n, TARGET_RATIO, median >= TARGET_RATIO ? "met" : "MISSED"));
         }
         return b.toString();
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
 
     private static double num(JsonObject o, String key) {

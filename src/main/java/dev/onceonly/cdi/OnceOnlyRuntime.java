@@ -50,8 +50,9 @@ public class OnceOnlyRuntime {
     @Inject
     Instance<Ledger> ledgers;
 
+    /** Absent in a container without JTA and JPA (Weld tests), where neither the ledger nor the outbox runs. */
     @Inject
-    LedgerBeans ledgerBeans;
+    Instance<LedgerBeans> ledgerBeans;
 
     @Inject
     Instance<TransactionRunner> transactionRunners;
@@ -160,7 +161,9 @@ public class OnceOnlyRuntime {
             LogId.ONCE0008W.log(unfinished, Durations.format(wait));
         }
         // The ledger and the outbox share the sessions; the outbox relay stopped before the application scope ended.
-        ledgerBeans.closeSessions();
+        if (ledgerBeans.isResolvable()) {
+            ledgerBeans.get().closeSessions();
+        }
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();

@@ -73,7 +73,7 @@ public class OutboxRuntime {
     private volatile OutboxPublisher publisher;
 
     /** Checks the table and starts the relay as the application starts, when the outbox is injected. */
-    void onStartup(@Observes(notifyObserver = Reception.IF_EXISTS) Startup startup) {
+    void onStartup(@Observes Startup startup) {
         start();
     }
 

@@ -2,14 +2,18 @@ package dev.onceonly.demo;
 
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.Outbox;
+import dev.onceonly.api.OutboxMessage;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import java.io.StringReader;
 import java.time.Instant;
@@ -23,6 +27,10 @@ import java.time.Instant;
  * the payment provider fail after the charge was written (the method throws), {@code "veto": true}
  * makes a fraud check veto the transaction without an exception (it is marked rollback-only and
  * fails at commit). Either way the charge is not kept and the message may be delivered again.
+ *
+ * <p>{@code "notify": n} sends {@code n} notifications of the charge ({@code payment.notified} on the
+ * demo's exchange) through the {@link Outbox}, before the provider call: they are published once the
+ * charge committed, with the message ids {@code payments:<digest>/1..n}, and never when it did not.
  */
 @ApplicationScoped
 public class PaymentService {
@@ -33,6 +41,13 @@ public class PaymentService {
     @Resource
     TransactionSynchronizationRegistry transaction;
 
+    @Inject
+    Outbox outbox;
+
+    @Inject
+    @ConfigProperty(name = "demo.exchange", defaultValue = "orders")
+    String exchange;
+
     /** @return the number of times this payment was charged, or {@code null} when skipped as a duplicate */
     @IdempotentMessage(consumer = "payments", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/paymentId")
     @Transactional
@@ -42,6 +57,11 @@ public class PaymentService {
         em.persist(new Charge(paymentId, payment.getInt("amount", 0), Instant.now()));
         // Written now, so that the database's answer (a lock, a constraint) comes before the provider call.
         em.flush();
+        for (int n = 1; n <= payment.getInt("notify", 0); n++) {
+            outbox.send(OutboxMessage.text(exchange, "payment.notified",
+                    Json.createObjectBuilder().add("paymentId", paymentId).add("notification", n).build().toString())
+                    .withContentType("application/json"));
+        }
         if (payment.getBoolean("fail", false)) {
             throw new IllegalStateException("payment provider unavailable");
         }

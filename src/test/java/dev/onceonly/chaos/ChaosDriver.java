@@ -81,6 +81,8 @@ public final class ChaosDriver {
     private volatile String lastFault = "none yet";
     private volatile long lastSlowPublishNanos;
     private final List<ChaosReport.DeadLetter> deadLetters = new CopyOnWriteArrayList<>();
+    /** order id → message id → copies of the order.reserved events the instances sent through the outbox. */
+    private final Map<String, Map<String, Integer>> reserved = new java.util.concurrent.ConcurrentHashMap<>();
 
     private ChaosOrders orders;
     private long[] confirmedNanos;
@@ -136,6 +138,7 @@ public final class ChaosDriver {
             Channel probe = amqp.createChannel();
             declare(publish);
             consumeDeadLetters(amqp.createChannel());
+            consumeReservedEvents(amqp.createChannel());
             try {
                 startInstances(redis, db, shipping);
                 publishStart = System.nanoTime();
@@ -186,9 +189,12 @@ public final class ChaosDriver {
         ch.queueBind(dlq(), dlx(), s.queue);
         ch.queueDeclare(audit(), true, false, false, null);
         ch.queueBind(audit(), dlx(), "");
+        ch.queueDeclare(reservedAudit(), true, false, false, null);
+        ch.queueBind(reservedAudit(), s.queue, "order.reserved");
         ch.queuePurge(s.queue);
         ch.queuePurge(dlq());
         ch.queuePurge(audit());
+        ch.queuePurge(reservedAudit());
         ch.confirmSelect();
         ch.addReturnListener(r -> fail(new IllegalStateException("broker returned a published order as unroutable: " + r.getReplyText())));
     }
@@ -203,6 +209,23 @@ public final class ChaosDriver {
 
     private String audit() {
         return s.queue + ".dlq.audit";
+    }
+
+    /** The driver's own copy of every order.reserved event (the demo consumes its own queue of them). */
+    private String reservedAudit() {
+        return s.queue + ".reserved.audit";
+    }
+
+    private void consumeReservedEvents(Channel ch) throws IOException {
+        ch.basicConsume(reservedAudit(), false, "chaos-reserved", new DefaultConsumer(ch) {
+            @Override
+            public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) throws IOException {
+                String order = new String(body, StandardCharsets.UTF_8).replaceAll("(?s).*\"orderId\":\"([^\"]*)\".*", "$1");
+                reserved.computeIfAbsent(order, o -> new java.util.concurrent.ConcurrentHashMap<>())
+                        .merge(String.valueOf(props.getMessageId()), 1, Integer::sum);
+                getChannel().basicAck(envelope.getDeliveryTag(), false);
+            }
+        });
     }
 
     private void consumeDeadLetters(Channel ch) throws IOException {
@@ -229,6 +252,7 @@ public final class ChaosDriver {
             vars.put("onceonly.rabbitmq.host", "127.0.0.1");
             vars.put("onceonly.rabbitmq.port", "5672");
             vars.put("demo.queue", s.queue);
+            vars.put("demo.exchange", s.queue);
             vars.put("demo.binding", "order.placed");
             vars.put("mp.messaging.incoming.orders.exchange.name", s.queue);
             vars.put("mp.messaging.outgoing.orders-out.exchange.name", s.queue);
@@ -241,6 +265,8 @@ public final class ChaosDriver {
             i.clearLogs();
             i.env("ONCEONLY_STORE", "redis").env("ONCEONLY_REDIS_URL", redis.url())
                     .env("ONCEONLY_LEASE", s.lease.toMillis() + "ms")
+                    // Rows of a killed instance are swept by the other one 15 s after they were written.
+                    .env("ONCEONLY_OUTBOX_SWEEP_INTERVAL", "2s").env("ONCEONLY_OUTBOX_SWEEP_AFTER", "15s")
                     .env("DEMO_SLOW_HANDLER_PERCENT", Double.toString(s.slowPercent))
                     .env("DEMO_SLOW_HANDLER_DELAY", s.slowDelay.toString());
             instances.add(i);
@@ -435,6 +461,7 @@ public final class ChaosDriver {
         int done = 0;
         int tick = 0;
         long lastCalls = -1;
+        int lastReserved = -1;
         while (true) {
             Thread.sleep(500);
             throwIfFailed();
@@ -465,14 +492,18 @@ public final class ChaosDriver {
             }
             boolean allUp = instances.stream().allMatch(i -> i.state() == DemoInstance.State.UP);
             boolean restartsOver = restarts.stream().noneMatch(Thread::isAlive);
+            if (reserved.size() != lastReserved) {
+                lastReserved = reserved.size();
+                lastChange = now;
+            }
             if (publishingDone && faultsFinished && restartsOver && allUp && done == s.orders && ready == 0 && dlq == 0
-                    && deadLetters.size() >= orders.invalid.size() && now - lastChange > QUIET.toNanos()) {
+                    && deadLetters.size() >= orders.invalid.size() && reserved.size() >= s.orders && now - lastChange > QUIET.toNanos()) {
                 report.drainedS = seconds(now);
                 return;
             }
             if (now > deadline) {
                 report.timedOut = "not drained within " + s.deadline.toSeconds() + " s: " + done + " of " + s.orders
-                        + " orders done, " + ready + " ready in " + s.queue + ", publishing " + (publishingDone ? "done" : "running")
+                        + " orders done, " + reserved.size() + " with an order.reserved event, " + ready + " ready in " + s.queue + ", publishing " + (publishingDone ? "done" : "running")
                         + ", faults " + (faultsFinished ? "done" : "running");
                 say(report.timedOut);
                 return;
@@ -487,6 +518,7 @@ public final class ChaosDriver {
         report.invalidStockChanged = invalidStock.size();
         report.shipping = shipping;
         report.deadLetters = List.copyOf(deadLetters);
+        report.reserved = Map.copyOf(reserved);
         report.queueMessages = TestRabbit.total(s.queue);
         report.dlqMessages = TestRabbit.total(dlq());
         // The ledger's msg_id is the claim key: the key prefix (default oo:) and the key the handler saw.

@@ -67,6 +67,8 @@ public final class ChaosReport {
     int queueMessages = -1;
     int dlqMessages = -1;
     int ledgerRows = -1;
+    /** order id → message id → copies of its order.reserved events (sent through the outbox). */
+    Map<String, Map<String, Integer>> reserved = Map.of();
     final Map<String, Map<String, Integer>> logIds = new TreeMap<>();
 
     // Evaluated.
@@ -86,6 +88,11 @@ public final class ChaosReport {
     int unexplainedDeadLetters;
     int invalidMissing;
     int invalidTwice;
+    int reservedOnce;
+    int reservedMissing;
+    int reservedSeveralIds;
+    int reservedCopies;
+    int reservedForInvalid;
     final Map<String, String> deadLetterKinds = new TreeMap<>();
     final List<String> violations = new ArrayList<>();
     private final List<String> examples = new ArrayList<>();
@@ -120,6 +127,17 @@ public final class ChaosReport {
                 otherEffect++;
                 example("took " + taken + " of " + q + ": " + id);
             }
+            Map<String, Integer> events = reserved.getOrDefault(id, Map.of());
+            if (events.isEmpty()) {
+                reservedMissing++;
+                example("no order.reserved event: " + id);
+            } else if (events.size() > 1) {
+                reservedSeveralIds++;
+                example("order.reserved under " + events.size() + " message ids: " + id);
+            } else {
+                reservedOnce++;
+            }
+            reservedCopies += events.values().stream().mapToInt(n -> n - 1).sum();
             int ships = shipping.shipments(id);
             List<ShippingCounter.Call> calls = shipping.calls(id);
             callsForValid += calls.size();
@@ -175,6 +193,12 @@ public final class ChaosReport {
                 invalidTwice++;
             }
         }
+        for (ChaosOrders.Message m : orders.invalid) {
+            reservedForInvalid += reserved.containsKey(idOf(m)) ? 1 : 0;
+        }
+        check(reservedMissing == 0, reservedMissing + " order(s) without their order.reserved event (outbox)");
+        check(reservedSeveralIds == 0, reservedSeveralIds + " order(s) with order.reserved events under several message ids");
+        check(reservedForInvalid == 0, reservedForInvalid + " invalid order(s) with an order.reserved event");
         check(timedOut == null, timedOut);
         check(lost == 0, lost + " order(s) lost (no stock taken)");
         check(doubled == 0, doubled + " order(s) taken more than once");
@@ -219,7 +243,7 @@ public final class ChaosReport {
     public String verdict() {
         return passed()
                 ? String.format(Locale.ROOT, "PASS: %,d orders, stock taken exactly once for every one, 0 lost, 0 double, 0 double shipments, "
-                + "%d dead letters all explained, queues empty", orders.count, deadLetters.size())
+                + "%d dead letters all explained, one order.reserved message id per order, queues empty", orders.count, deadLetters.size())
                 : "FAIL: " + String.join("; ", violations.isEmpty() && timedOut != null ? List.of(timedOut) : violations);
     }
 
@@ -254,6 +278,9 @@ public final class ChaosReport {
         row(t, "orders shipped more than once", shippedTwice);
         row(t, "calls without Idempotency-Key", shipping.callsWithoutKey());
         row(t, "ledger rows for the shipped keys", ledgerRows);
+        row(t, "orders with one order.reserved message id (outbox)", reservedOnce);
+        row(t, "orders without / with several message ids", reservedMissing + " / " + reservedSeveralIds);
+        row(t, "extra copies of an id (relay died between confirm and mark; the consumer deduplicates them)", reservedCopies);
         row(t, "dead letters (all)", deadLetters.size());
         row(t, "valid orders dead-lettered", validDeadLettered);
         row(t, "invalid orders dead-lettered / never / more than once", (orders.invalid.size() - invalidMissing) + " / " + invalidMissing + " / " + invalidTwice);

@@ -232,6 +232,23 @@ class OnceOnlyConfigTest {
     }
 
     @Test
+    void outboxSettingsHaveDefaultsAndABadValueNamesItsProperty() {
+        OnceOnlyConfig.OutboxSettings defaults = config(Map.of()).outbox();
+        assertEquals(new OnceOnlyConfig.OutboxSettings(Duration.ofSeconds(10), Duration.ofSeconds(30), 100, 5, Duration.ofDays(1),
+                Duration.ofSeconds(10)), defaults);
+        assertEquals(7, config(Map.of("onceonly.outbox.max-attempts", "7")).outbox().maxAttempts());
+
+        InvalidConfigurationException tooSoon = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.outbox.sweep-after", "5s")).outbox());
+        assertEquals("onceonly.outbox.sweep-after", tooSoon.property());
+        assertTrue(tooSoon.getMessage().contains("confirm-timeout"), tooSoon.getMessage());
+        assertEquals("onceonly.outbox.batch-size", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.outbox.batch-size", "0")).outbox()).property());
+        assertEquals("onceonly.outbox.sweep-interval", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.outbox.sweep-interval", "0s")).outbox()).property());
+    }
+
+    @Test
     void redisUrlCarriesTlsCredentialsAndDatabaseButErrorsNeverShowThePassword() {
         RedisSettings r = config(Map.of("onceonly.redis.url", "rediss://app:s3cr%40t@cache.example:6380/2")).global().redis();
         assertTrue(r.tls());

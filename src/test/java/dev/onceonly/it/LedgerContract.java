@@ -148,7 +148,82 @@ abstract class LedgerContract {
         }
     }
 
+    /**
+     * The transactional outbox on this server's database and broker: a committed charge's three
+     * notifications are published once, with the message ids derived from its guard key, and their
+     * rows are marked sent; a duplicate of the payment sends nothing more.
+     */
+    @Test
+    void aCommittedChargesNotificationsArePublishedOnceWithTheirDerivedIds() throws Exception {
+        try (Notifications seen = new Notifications(db)) {
+            Payment p = Payment.of(10);
+            assertOutcome(200, "PROCESSED", post(p.with(", \"notify\": 3")));
+            String key = "payments:" + p.key.digest();
+            assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3));
+            assertOutcome(200, "DUPLICATE", post(p.with(", \"notify\": 3")));
+            assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3), "the duplicate sent nothing");
+            awaitTrue(() -> count("select count(*) from onceonly_outbox where source_key = ? and state = 1", key) == 3,
+                    "the three rows marked sent");
+        }
+    }
+
+    /** A charge that fails after its notifications were sent rolls them back with it: nothing is published. */
+    @Test
+    void aChargeThatFailsAfterSendingPublishesNothing() throws Exception {
+        try (Notifications seen = new Notifications(db)) {
+            Payment p = Payment.of(10);
+            assertOutcome(503, "FAILED", post(p.with(", \"notify\": 2, \"fail\": true")));
+            assertOutcome(503, "FAILED", post(p.with(", \"notify\": 2, \"veto\": true")));
+            String key = "payments:" + p.key.digest();
+            assertEquals(0, count("select count(*) from onceonly_outbox where source_key = ?", key), "no row");
+            // The control: the same payment charged for real notifies; nothing of the failed tries comes before it.
+            assertOutcome(200, "PROCESSED", post(p.with(", \"notify\": 1")));
+            assertEquals(Map.of(key + "/1", 1), seen.await(1));
+        }
+    }
+
     // ---- helpers ----
+
+    /** A queue of the test's own, bound to the demo's exchange for payment.notified: message id → copies. */
+    static final class Notifications implements AutoCloseable {
+        private final com.rabbitmq.client.Connection connection;
+        private final com.rabbitmq.client.Channel channel;
+        private final String queue;
+        private final Map<String, Integer> copies = new java.util.TreeMap<>();
+
+        Notifications(LedgerDatabase db) throws Exception {
+            com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+            f.setHost("127.0.0.1");
+            f.setPort(db.amqpPort());
+            connection = f.newConnection("onceonly-it-notifications");
+            channel = connection.createChannel();
+            queue = channel.queueDeclare("", false, true, true, null).getQueue();
+            channel.exchangeDeclarePassive(db.exchange());
+            channel.queueBind(queue, db.exchange(), "payment.notified");
+        }
+
+        /** Waits for {@code distinct} message ids, then a little longer for copies that should not come. */
+        Map<String, Integer> await(int distinct) throws Exception {
+            awaitTrue(() -> {
+                drain();
+                return copies.size() >= distinct;
+            }, distinct + " notification(s)");
+            Thread.sleep(1_000);
+            drain();
+            return Map.copyOf(copies);
+        }
+
+        private void drain() throws java.io.IOException {
+            for (com.rabbitmq.client.GetResponse r = channel.basicGet(queue, true); r != null; r = channel.basicGet(queue, true)) {
+                copies.merge(r.getProps().getMessageId(), 1, Integer::sum);
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            connection.close();
+        }
+    }
 
     /** A payment message of the demo's "payments" consumer, and its guard key. */
     record Payment(String id, String body, MessageKey key) {

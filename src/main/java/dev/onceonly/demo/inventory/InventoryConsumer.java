@@ -2,6 +2,8 @@ package dev.onceonly.demo.inventory;
 
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.Outbox;
+import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -24,6 +26,11 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
  * exception's class and message as the reason. Other failures (shipping unreachable, the database
  * gone) are retried up to {@code max-attempts}.
  *
+ * <p>Once the stock is taken, it announces {@code order.reserved} through the {@link Outbox}: the
+ * event is written in the same transaction as the stock and the ledger row, and published after the
+ * commit, so it goes out exactly when the reservation is real, and with the same message id
+ * ({@code <guard key>/1}) however often the handler ran; {@link ReservedEvents} deduplicates on it.
+ *
  * <p>The order id is the key: a redelivered or re-published order is a duplicate, and an order id
  * reused for a different order is a CONFLICT that ends in the dead-letter queue.
  */
@@ -41,6 +48,22 @@ public class InventoryConsumer {
 
     @Inject
     FaultInjector faults;
+
+    @Inject
+    Outbox outbox;
+
+    @Inject
+    @ConfigProperty(name = "demo.exchange", defaultValue = "orders")
+    String exchange;
+
+    @Inject
+    @ConfigProperty(name = "demo.reserved-routing-key", defaultValue = "order.reserved")
+    String reservedRoutingKey;
+
+    /** {@code DEMO_RESERVED_EVENTS=false} leaves the events out (the load benchmark compares both). */
+    @Inject
+    @ConfigProperty(name = "demo.reserved-events", defaultValue = "true")
+    boolean reservedEvents;
 
     @Inject
     @ConfigProperty(name = "demo.initial-stock", defaultValue = "1000")
@@ -66,5 +89,8 @@ public class InventoryConsumer {
         faults.maybeFailFirstAttempt(order.orderId());
         faults.maybeSlowDown(order.orderId());
         shipping.ship(order.orderId());
+        if (reservedEvents) {
+            outbox.send(OutboxMessage.text(exchange, reservedRoutingKey, order.toJson()).withContentType("application/json"));
+        }
     }
 }

@@ -54,6 +54,9 @@ public class InventoryResource {
     DemoStats stats;
 
     @Inject
+    ReservedEvents reserved;
+
+    @Inject
     ConsumerTimings timings;
 
     @Inject
@@ -199,7 +202,9 @@ public class InventoryResource {
     @GET
     @Path("/stats")
     public JsonObject stats() {
-        return Json.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments())).add("timing", timings.toJson()).build();
+        return Json.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments()))
+                .add("reservedEvents", reserved.applied()).add("reservedDuplicates", reserved.duplicates())
+                .add("timing", timings.toJson()).build();
     }
 
     /** Starts a new latency window (the counters above stay cumulative). */
