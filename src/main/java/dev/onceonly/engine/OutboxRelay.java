@@ -64,7 +64,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final OutboxListener listener;
     private final ConcurrentLinkedQueue<Long> committed = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean draining = new AtomicBoolean();
-    /** When each row waiting in {@link #committed} was committed, for the latency the listener gets. */
+    /** When ({@link System#nanoTime()}) each row waiting in {@link #committed} was committed, for the latency the listener gets. */
     private final Map<Long, Long> committedAt = new ConcurrentHashMap<>();
     private final ScheduledFuture<?> sweeps;
     private volatile boolean closed;
@@ -100,7 +100,7 @@ public final class OutboxRelay implements AutoCloseable {
      * @param rows the committed rows' ids
      */
     public void committed(List<Long> rows) {
-        long now = clock.millis();
+        long now = System.nanoTime();
         rows.forEach(id -> committedAt.put(id, now));
         committed.addAll(rows);
         if (!closed && draining.compareAndSet(false, true)) {
@@ -123,8 +123,11 @@ public final class OutboxRelay implements AutoCloseable {
                 if (batch.isEmpty()) {
                     break;
                 }
-                relay(OutboxStore.Selection.of(batch), false);
-                batch.forEach(committedAt::remove);
+                try {
+                    relay(OutboxStore.Selection.of(batch), false);
+                } finally {
+                    batch.forEach(committedAt::remove);
+                }
             }
         } catch (RuntimeException e) {
             // The rows stay pending: the sweep publishes them.
@@ -214,8 +217,10 @@ public final class OutboxRelay implements AutoCloseable {
             }
             if (a.isEmpty()) {
                 sent++;
-                long start = committedAt.getOrDefault(row.id(), row.createdAt().toEpochMilli());
-                latencies.add(Duration.ofMillis(Math.max(0, confirmedAt.get(row.id()) - start)));
+                Long committedNanos = committedAt.get(row.id());
+                // A swept row's commit time is unknown here: from its write, on the clock that wrote it.
+                latencies.add(committedNanos != null ? Duration.ofNanos(Math.max(0, confirmedAt.get(row.id()) - committedNanos))
+                        : Duration.between(row.createdAt(), clock.instant()));
             } else {
                 boolean parked = row.attempts() + 1 >= settings.maxAttempts();
                 LogId.ONCE0603W.log(row.messageId(), a.get().reason(), row.attempts() + 1, settings.maxAttempts(),
@@ -240,7 +245,7 @@ public final class OutboxRelay implements AutoCloseable {
         }
         return confirm.handle((ok, failure) -> {
             if (failure == null) {
-                confirmedAt.put(row.id(), clock.millis());
+                confirmedAt.put(row.id(), System.nanoTime());
                 answers.put(row.id(), Optional.empty());
                 return true;
             }
