@@ -32,6 +32,14 @@ public record OutboxMessage(String exchange, String routingKey, byte[] body, Str
     /**
      * Checks and copies.
      *
+     * @param exchange      the exchange ({@code ""} for the default exchange)
+     * @param routingKey    the routing key
+     * @param body          the body
+     * @param contentType   the AMQP content type, or {@code null}
+     * @param messageId     the AMQP message id, or {@code null}
+     * @param correlationId the AMQP correlation id, or {@code null}
+     * @param persistent    whether the broker writes it to disk
+     * @param headers       the AMQP headers, or {@code null} for none
      * @throws IllegalArgumentException for a missing exchange or routing key, a name longer than 255
      *                                  characters, or a header value of another type than those listed
      */

@@ -18,7 +18,16 @@ import java.util.Objects;
  */
 public record OutboxRecord(long id, String messageId, String source, OutboxMessage message, Instant createdAt, int attempts) {
 
-    /** Checks that nothing is missing. */
+    /**
+     * Checks that nothing is missing.
+     *
+     * @param id        the row's id, 0 before it was written
+     * @param messageId the message id it is published with
+     * @param source    the guard key of the handler that sent it, or the message id
+     * @param message   the message
+     * @param createdAt when it was written
+     * @param attempts  broker refusals so far
+     */
     public OutboxRecord {
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(source, "source");
