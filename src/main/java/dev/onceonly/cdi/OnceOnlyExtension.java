@@ -42,6 +42,7 @@ public class OnceOnlyExtension implements Extension {
     private volatile OnceOnlyConfig.LedgerSettings ledgerSettings;
     private volatile KeyDeriver keyDeriver;
     private volatile OnceOnlyConfig.OutboxSettings outboxSettings;
+    private volatile OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings;
     /** Whether the application injects the {@link Outbox} (so the relay starts). */
     private volatile boolean outboxInjected;
     /** Whether a consumer found at deployment uses the ledger (so the runtime starts it). */
@@ -104,6 +105,7 @@ public class OnceOnlyExtension implements Extension {
             global = config.global();
             ledgerSettings = config.ledger();
             outboxSettings = config.outbox();
+            databaseStoreSettings = global.store().equals("database") ? config.databaseStore() : null;
         } catch (InvalidConfigurationException e) {
             adv.addDeploymentProblem(e);
             return;
@@ -163,6 +165,11 @@ public class OnceOnlyExtension implements Extension {
     /** Outbox settings, validated at deployment (used only when the application injects the outbox). */
     OnceOnlyConfig.OutboxSettings outboxSettings() {
         return outboxSettings;
+    }
+
+    /** Settings of the database store, validated at deployment; {@code null} unless {@code onceonly.store=database}. */
+    OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings() {
+        return databaseStoreSettings;
     }
 
     /** {@return whether the application injects the {@link Outbox}} */

@@ -98,7 +98,7 @@ public class OnceOnlyRuntime {
             LogId.ONCE0401I.log(ledgerConsumers, Durations.format(s.retention()), Durations.format(s.purgeInterval()),
                     s.purgeBatchSize());
         }
-        store = ClaimStores.open(global, clock);
+        store = ClaimStores.open(global, extension.databaseStoreSettings(), extension.ledgerSettings(), clock, scheduler);
         List<GuardListener> all = new ArrayList<>();
         all.add(events::fire);
         listeners.forEach(l -> {

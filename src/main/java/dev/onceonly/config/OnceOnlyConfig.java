@@ -98,7 +98,7 @@ public final class OnceOnlyConfig {
      */
     public Global global() {
         boolean enabled = config.bool("onceonly.enabled", true);
-        String store = config.choice("onceonly.store", "redis", "redis", "memory");
+        String store = config.choice("onceonly.store", "redis", "redis", "memory", "database");
         String prefix = config.string("onceonly.key-prefix").orElse("oo:");
         if (prefix.contains("{") || prefix.length() > 32) {
             throw new InvalidConfigurationException("onceonly.key-prefix", prefix, "at most 32 characters without '{' (a Redis Cluster hash tag would put every key in one slot)");
@@ -123,6 +123,31 @@ public final class OnceOnlyConfig {
         int batch = config.intValue("onceonly.ledger.purge-batch-size", 1000, 1, 100_000);
         return new LedgerSettings(retention, interval, batch, config.bool("onceonly.ledger.create-schema", false),
                 config.string("onceonly.ledger.datasource").orElse("jdbc/onceonly"));
+    }
+
+    /**
+     * The claim store of the database-only mode ({@code onceonly.store=database}).
+     *
+     * @param dataSource    {@code onceonly.database-store.datasource}: JNDI name of a non-transactional
+     *                      datasource on the database that has the table {@code onceonly_claim}
+     * @param purgeInterval {@code onceonly.database-store.purge-interval}: pause between two purges of
+     *                      expired claims
+     */
+    public record DatabaseStoreSettings(String dataSource, Duration purgeInterval) {
+    }
+
+    /**
+     * Reads the database store's settings.
+     *
+     * @return the settings, validated
+     * @throws InvalidConfigurationException naming the first invalid property
+     */
+    public DatabaseStoreSettings databaseStore() {
+        Duration purge = config.duration("onceonly.database-store.purge-interval", Duration.ofMinutes(1));
+        if (purge.isZero()) {
+            throw new InvalidConfigurationException("onceonly.database-store.purge-interval", "0", "a positive duration, e.g. 1m");
+        }
+        return new DatabaseStoreSettings(config.string("onceonly.database-store.datasource").orElse("jdbc/onceonly-claims"), purge);
     }
 
     /**

@@ -25,6 +25,10 @@ public enum LogId {
     ONCE0006I(Level.INFO, "Connected to Redis (%s, %s)"),
     /** Redis eviction policy could not be read. */
     ONCE0007W(Level.WARNING, "Could not read Redis maxmemory-policy (%s); make sure it does not evict keys."),
+    /** Expired claims purged from the database store. */
+    ONCE0009I(Level.INFO, "Database claim store purge deleted %d expired claims"),
+    /** The database store's purge failed. */
+    ONCE0010W(Level.WARNING, "Database claim store purge failed: %s; next attempt at the next interval"),
     /** Stopping with guarded messages still unfinished after {@code onceonly.shutdown-timeout}. */
     ONCE0008W(Level.WARNING, "Stopping with %d guarded message(s) still unfinished after waiting %s "
             + "(onceonly.shutdown-timeout): their claims lapse after the lease and they are processed again"),

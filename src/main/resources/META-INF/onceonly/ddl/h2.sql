@@ -30,3 +30,13 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
 );
 -- No index on (state, id) as on the other databases: through such an index, H2 2.3's
 -- SELECT ... FOR UPDATE SKIP LOCKED returned no row at all while another relay held some.
+-- The claim store of the database-only mode (onceonly.store=database).
+CREATE TABLE IF NOT EXISTS onceonly_claim (
+    claim_key   VARCHAR(200) NOT NULL,
+    token       VARCHAR(64)  NOT NULL,
+    state       SMALLINT     NOT NULL,
+    fingerprint VARCHAR(64)  NOT NULL,
+    expires_at  BIGINT       NOT NULL,
+    CONSTRAINT onceonly_claim_pk PRIMARY KEY (claim_key)
+);
+CREATE INDEX IF NOT EXISTS onceonly_claim_expires ON onceonly_claim (expires_at);

@@ -34,3 +34,14 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
     -- The relay takes pending rows in id order; the purge takes sent rows in id order.
     INDEX onceonly_outbox_state (state, id)
 ) ENGINE = InnoDB;
+-- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
+-- expires_at is epoch milliseconds. claim_key compares case-sensitively, like the ledger's msg_id.
+CREATE TABLE IF NOT EXISTS onceonly_claim (
+    claim_key   VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    token       VARCHAR(64)  NOT NULL,
+    state       SMALLINT     NOT NULL,
+    fingerprint VARCHAR(64)  NOT NULL,
+    expires_at  BIGINT       NOT NULL,
+    PRIMARY KEY (claim_key),
+    INDEX onceonly_claim_expires (expires_at)
+) ENGINE = InnoDB;

@@ -32,3 +32,14 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
 );
 -- The relay takes pending rows in id order; the purge takes sent rows in id order.
 CREATE INDEX IF NOT EXISTS onceonly_outbox_state ON onceonly_outbox (state, id);
+-- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
+-- expires_at is epoch milliseconds.
+CREATE TABLE IF NOT EXISTS onceonly_claim (
+    claim_key   VARCHAR(200) NOT NULL,
+    token       VARCHAR(64)  NOT NULL,
+    state       SMALLINT     NOT NULL,
+    fingerprint VARCHAR(64)  NOT NULL,
+    expires_at  BIGINT       NOT NULL,
+    CONSTRAINT onceonly_claim_pk PRIMARY KEY (claim_key)
+);
+CREATE INDEX IF NOT EXISTS onceonly_claim_expires ON onceonly_claim (expires_at);

@@ -232,6 +232,19 @@ class OnceOnlyConfigTest {
     }
 
     @Test
+    void theDatabaseStoreIsAChoiceWithItsOwnDatasourceAndPurge() {
+        assertEquals("database", config(Map.of("onceonly.store", "database")).global().store());
+        assertEquals(new OnceOnlyConfig.DatabaseStoreSettings("jdbc/onceonly-claims", Duration.ofMinutes(1)),
+                config(Map.of()).databaseStore());
+        assertEquals("jdbc/claims", config(Map.of("onceonly.database-store.datasource", "jdbc/claims")).databaseStore().dataSource());
+        assertEquals("onceonly.database-store.purge-interval", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.database-store.purge-interval", "never")).databaseStore()).property());
+        InvalidConfigurationException store = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.store", "postgres")).global());
+        assertTrue(store.getMessage().contains("database"), store.getMessage());
+    }
+
+    @Test
     void outboxSettingsHaveDefaultsAndABadValueNamesItsProperty() {
         OnceOnlyConfig.OutboxSettings defaults = config(Map.of()).outbox();
         assertEquals(new OnceOnlyConfig.OutboxSettings(Duration.ofSeconds(10), Duration.ofSeconds(30), 100, 5, Duration.ofDays(1),

@@ -112,6 +112,40 @@ public final class ScratchDatabase implements AutoCloseable {
     }
 
     /**
+     * A pool of up to {@code max} plain (auto-commit, non-transactional) connections to this
+     * database, closed with it: for stores that run thousands of statements.
+     */
+    public DataSource pool(int max) throws SQLException {
+        javax.sql.ConnectionPoolDataSource source = switch (kind) {
+            case H2 -> {
+                org.h2.jdbcx.JdbcDataSource h2 = new org.h2.jdbcx.JdbcDataSource();
+                h2.setURL(url);
+                h2.setUser(user);
+                yield h2;
+            }
+            case POSTGRESQL -> {
+                @SuppressWarnings("deprecation")
+                org.postgresql.ds.PGConnectionPoolDataSource pg = new org.postgresql.ds.PGConnectionPoolDataSource();
+                pg.setURL(url);
+                pg.setUser(user);
+                yield pg;
+            }
+            case MARIADB -> {
+                org.mariadb.jdbc.MariaDbDataSource maria = new org.mariadb.jdbc.MariaDbDataSource(url);
+                maria.setUser(user);
+                maria.setPassword("");
+                yield maria;
+            }
+        };
+        org.h2.jdbcx.JdbcConnectionPool pool = org.h2.jdbcx.JdbcConnectionPool.create(source);
+        pool.setMaxConnections(max);
+        pools.add(pool);
+        return pool;
+    }
+
+    private final java.util.List<org.h2.jdbcx.JdbcConnectionPool> pools = new java.util.ArrayList<>();
+
+    /**
      * How many sessions of this database wait for a lock right now, as the database reports it.
      * H2 does not report its row-lock waits ({@code blocker_id} stays null), so there this counts
      * the other sessions executing a statement on the ledger table at this moment; in these tests
@@ -141,6 +175,7 @@ public final class ScratchDatabase implements AutoCloseable {
 
     @Override
     public void close() throws SQLException {
+        pools.forEach(org.h2.jdbcx.JdbcConnectionPool::dispose);
         sessionFactory.close();
         switch (kind) {
             case H2 -> {
