@@ -9,7 +9,8 @@
 # COUNT messages (default 20,000) of which 20 % are duplicates; BENCH_ROUNDS rounds (default 3);
 # BENCH_CONCURRENCY channels for the consumer (default 1, the demo as shipped); BENCH_MODES the
 # modes each round runs (default "guarded unguarded"; "outbox" is guarded with the consumer sending
-# its order.reserved event through the transactional outbox, which the other modes leave out). Other ONCEONLY_*
+# its order.reserved event through the transactional outbox, which the other modes leave out;
+# "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database). Other ONCEONLY_*
 # variables reach the server, e.g. ONCEONLY_CONSUMERS_INVENTORY_LEDGER=false or ONCEONLY_STORE=memory.
 # Needs RabbitMQ on 127.0.0.1:5672 (guest/guest), PostgreSQL on 127.0.0.1:5432 (database test),
 # port 9080 free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
@@ -84,9 +85,11 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$mode" = unguarded ] && enabled=false
     reserved=false
     [ "$mode" = outbox ] && reserved=true
+    store="${ONCEONLY_STORE:-redis}"
+    [ "$mode" = database ] && store=database
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
-    DEMO_RESERVED_EVENTS=$reserved ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="${ONCEONLY_STORE:-redis}" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+    DEMO_RESERVED_EVENTS=$reserved ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
       DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
       "$SERVER" start defaultServer --clean >/dev/null
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \

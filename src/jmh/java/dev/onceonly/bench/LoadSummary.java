@@ -76,25 +76,26 @@ final class LoadSummary {
                 b.append(String.format(Locale.ROOT, "round %s: guarded/unguarded msg/s = %,d / %,d = %.3f%n", round, g, u, ratio));
             }
         });
-        // With BENCH_MODES="guarded outbox": what sending one event through the outbox costs per message.
-        List<Double> outboxRates = new ArrayList<>();
-        List<Double> outboxCpu = new ArrayList<>();
+        // With BENCH_MODES="guarded outbox database": what each variant costs per message beside the guarded run.
+        Map<String, List<Double>> rateRatios = new TreeMap<>();
+        Map<String, List<Double>> cpuRatios = new TreeMap<>();
         rateByRound.forEach((round, rates) -> {
             Integer g = rates.get("guarded");
-            Integer o = rates.get("outbox");
             Integer gc = cpuByRound.get(round).get("guarded");
-            Integer oc = cpuByRound.get(round).get("outbox");
-            if (g != null && o != null && g > 0 && gc > 0) {
-                outboxRates.add((double) o / g);
-                outboxCpu.add((double) oc / gc);
-                b.append(String.format(Locale.ROOT, "round %s: outbox/guarded msg/s = %,d / %,d = %.3f; machine CPU per message %,d / %,d µs = %.3f%n",
-                        round, o, g, (double) o / g, oc, gc, (double) oc / gc));
-            }
+            rates.forEach((label, rate) -> {
+                if (g == null || g == 0 || gc == null || gc == 0 || label.equals("guarded") || label.equals("unguarded")) {
+                    return;
+                }
+                int cpu = cpuByRound.get(round).get(label);
+                rateRatios.computeIfAbsent(label, k -> new ArrayList<>()).add((double) rate / g);
+                cpuRatios.computeIfAbsent(label, k -> new ArrayList<>()).add((double) cpu / gc);
+                b.append(String.format(Locale.ROOT, "round %s: %s/guarded msg/s = %,d / %,d = %.3f; machine CPU per message %,d / %,d µs = %.3f%n",
+                        round, label, rate, g, (double) rate / g, cpu, gc, (double) cpu / gc));
+            });
         });
-        if (!outboxRates.isEmpty()) {
-            b.append(String.format(Locale.ROOT, "median outbox/guarded: msg/s %.3f, machine CPU per message %.3f, over %d round(s)%n",
-                    median(outboxRates), median(outboxCpu), outboxRates.size()));
-        }
+        rateRatios.forEach((label, list) -> b.append(String.format(Locale.ROOT,
+                "median %s/guarded: msg/s %.3f, machine CPU per message %.3f, over %d round(s)%n",
+                label, median(list), median(cpuRatios.get(label)), list.size())));
         if (!ratios.isEmpty()) {
             ratios.sort(null);
             int n = ratios.size();
