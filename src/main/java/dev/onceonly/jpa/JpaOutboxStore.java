@@ -107,34 +107,41 @@ public final class JpaOutboxStore implements OutboxStore {
                 return 0;
             }
             Map<Long, Optional<Failure>> answers = publish.apply(rows);
-            try (PreparedStatement sent = c.prepareStatement(MARK_SENT);
-                 PreparedStatement refused = c.prepareStatement(MARK_REFUSED)) {
-                int sentCount = 0;
-                int refusedCount = 0;
-                for (OutboxRecord row : rows) {
-                    Optional<Failure> answer = answers.get(row.id());
-                    if (answer == null) {
-                        continue; // not tried, or the broker could not be asked: stays pending as it was
-                    }
-                    if (answer.isEmpty()) {
-                        sent.setLong(1, now.toEpochMilli());
-                        sent.setLong(2, row.id());
-                        sent.addBatch();
-                        sentCount++;
-                    } else {
-                        String reason = answer.get().reason();
-                        refused.setString(1, reason.length() > MAX_ERROR ? reason.substring(0, MAX_ERROR) : reason);
-                        refused.setInt(2, maxAttempts);
-                        refused.setLong(3, row.id());
-                        refused.addBatch();
-                        refusedCount++;
-                    }
+            List<Long> sent = new ArrayList<>();
+            Map<Long, String> refused = new LinkedHashMap<>();
+            for (OutboxRecord row : rows) {
+                Optional<Failure> answer = answers.get(row.id());
+                if (answer == null) {
+                    continue; // not tried, or the broker could not be asked: stays pending as it was
                 }
-                if (sentCount > 0) {
-                    sent.executeBatch();
+                if (answer.isEmpty()) {
+                    sent.add(row.id());
+                } else {
+                    String reason = answer.get().reason();
+                    refused.put(row.id(), reason.length() > MAX_ERROR ? reason.substring(0, MAX_ERROR) : reason);
                 }
-                if (refusedCount > 0) {
-                    refused.executeBatch();
+            }
+            // Each statement is prepared only when it has rows: Liberty drains a statement's results
+            // when it is closed, and MariaDB's driver fails that for a statement never executed.
+            if (!sent.isEmpty()) {
+                try (PreparedStatement s = c.prepareStatement(MARK_SENT)) {
+                    for (Long id : sent) {
+                        s.setLong(1, now.toEpochMilli());
+                        s.setLong(2, id);
+                        s.addBatch();
+                    }
+                    s.executeBatch();
+                }
+            }
+            if (!refused.isEmpty()) {
+                try (PreparedStatement s = c.prepareStatement(MARK_REFUSED)) {
+                    for (Map.Entry<Long, String> e : refused.entrySet()) {
+                        s.setString(1, e.getValue());
+                        s.setInt(2, maxAttempts);
+                        s.setLong(3, e.getKey());
+                        s.addBatch();
+                    }
+                    s.executeBatch();
                 }
             }
             return rows.size();
