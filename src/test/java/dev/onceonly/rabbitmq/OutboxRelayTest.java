@@ -9,7 +9,7 @@ import dev.onceonly.jpa.JtaOutbox;
 import dev.onceonly.spi.OutboxListener;
 import dev.onceonly.spi.OutboxStore;
 import dev.onceonly.support.CurrentKey;
-import dev.onceonly.testing.CuttableProxy;
+import dev.onceonly.testing.TcpProxy;
 import dev.onceonly.testing.Eventually;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
@@ -228,7 +228,7 @@ class OutboxRelayTest {
 
     @Test
     void withTheBrokerUnreachableFor30SecondsRowsWaitThenAllGoOutOnce() throws Exception {
-        try (CuttableProxy proxy = new CuttableProxy(5672)) {
+        try (TcpProxy proxy = new TcpProxy(5672)) {
             OutboxRelay relay = relay(proxy.port(), Duration.ofMillis(500), Duration.ofMillis(200), 5);
             JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
             proxy.cut();

@@ -162,7 +162,7 @@ class RedisClaimStoreBehaviourTest {
     @Test
     void aCompletionWhoseReplyWasLostIsStillApplied() throws Exception {
         try (dev.onceonly.testing.PrivateRedis server = new dev.onceonly.testing.PrivateRedis();
-             dev.onceonly.testing.ReplyDroppingProxy proxy = new dev.onceonly.testing.ReplyDroppingProxy(server.port())) {
+             dev.onceonly.testing.TcpProxy proxy = new dev.onceonly.testing.TcpProxy(server.port())) {
             RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:" + proxy.port()),
                     "", false, null, null, 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 4);
             try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
