@@ -106,6 +106,12 @@ public enum LogId {
      */
     ONCE0514W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' counts redeliveries (x-delivery-count) but is configured "
             + "as classic; treating it as a quorum queue. Set queue.type=quorum"),
+    /**
+     * A queue exists with other arguments than the channel configures (the broker refused the
+     * declaration); it is used as it is.
+     */
+    ONCE0515W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' exists with other arguments than configured %s (%s); "
+            + "it is used as it is: set them with a policy, or delete the queue to let it be declared"),
     /** Ledger in use: consumers, retention, purge schedule. */
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     /** Unique violation on the ledger insert, with SQLState, vendor code and the verifier's decision. */
