@@ -25,9 +25,32 @@ final class Topology {
             }
         }
         ch.exchangeDeclare(settings.deadLetterExchange(), settings.deadLetterExchangeType(), true);
-        ch.queueDeclare(settings.deadLetterQueue(), true, false, false, null);
+        ch = declareDeadLetterQueue(connection, ch, settings);
         ch.queueBind(settings.deadLetterQueue(), settings.deadLetterExchange(), settings.deadLetterRoutingKey());
         return ch;
+    }
+
+    /**
+     * Declares the dead-letter queue with the queue's type. A classic queue lives on the one node
+     * that declared it: in a cluster, while that node is down, the channel could neither declare it
+     * (404, at every reconnection) nor dead-letter into it, so a quorum queue's dead letters get a
+     * quorum queue, replicated like the queue itself. One that exists as a classic queue (declared
+     * before this) is used as it is, with a warning.
+     */
+    private static Channel declareDeadLetterQueue(Connection connection, Channel ch, IncomingSettings settings) throws IOException {
+        Map<String, Object> args = settings.queueType() == QueueType.QUORUM ? Map.of("x-queue-type", "quorum") : null;
+        try {
+            ch.queueDeclare(settings.deadLetterQueue(), true, false, false, args);
+            return ch;
+        } catch (IOException e) {
+            if (!(e.getCause() instanceof ShutdownSignalException sig) || !sig.getMessage().contains("PRECONDITION_FAILED")) {
+                throw e;
+            }
+            LogId.ONCE0515W.log(settings.channel(), settings.deadLetterQueue(), args, inequivalence(sig));
+            Channel again = connection.createChannel();
+            again.queueDeclarePassive(settings.deadLetterQueue());
+            return again;
+        }
     }
 
     /**
