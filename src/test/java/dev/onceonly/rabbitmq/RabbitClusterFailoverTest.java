@@ -104,14 +104,34 @@ class RabbitClusterFailoverTest {
         }
     }
 
-    /** (a) The node the consumer is connected to dies: the channel reconnects to another and nothing is lost. */
+    /**
+     * (a) The node the consumer is connected to dies, a follower of the queue: the channel reconnects
+     * to the other follower and nothing is lost.
+     */
     @Test
     void theConsumersNodeDies() throws Exception {
+        RabbitCluster.Node leader = cluster.node(0);
+        declareQueueOn(leader);
+        Recorder recorder = new Recorder(id -> false);
+        InboundChannel channel = start(recorder, cluster.node(1).address() + "," + cluster.node(2).address());
+        RabbitCluster.Node victim = consumerNode();
+        Result r = loadAndKill(recorder, channel, victim, "consumer's node (a follower)");
+        assertNotEquals(victim, consumerNode(), "consuming from a live node");
+        assertEquals(leader, cluster.leaderOf(queue).orElseThrow(), "the leader did not change");
+        r.assertNothingLost();
+    }
+
+    /**
+     * (a+b) The channel declared the queue, so the queue's leader is the node the consumer is on
+     * (client-local placement); that node dies: a new leader and a new connection at once.
+     */
+    @Test
+    void theConsumersNodeDiesAndItLedTheQueue() throws Exception {
         Recorder recorder = new Recorder(id -> false);
         InboundChannel channel = start(recorder, cluster.addresses());
         RabbitCluster.Node victim = consumerNode();
-        RabbitCluster.Node leader = cluster.leaderOf(queue).orElseThrow();
-        Result r = loadAndKill(recorder, channel, victim, victim.equals(leader) ? "consumer's node, also the leader" : "consumer's node");
+        assertEquals(victim, cluster.leaderOf(queue).orElseThrow(), "the queue declared through the consumer's node is led by it");
+        Result r = loadAndKill(recorder, channel, victim, "consumer's node, also the queue's leader");
         assertNotEquals(victim, consumerNode(), "consuming from a live node");
         r.assertNothingLost();
     }
@@ -236,7 +256,10 @@ class RabbitClusterFailoverTest {
             long killedAt = System.nanoTime();
             recorder.markKill(killedAt);
             cluster.kill(victim);
-            await("the channel consuming again", LIMIT, channel::connected, up -> up);
+            // Ready again: consuming, and on a connection to a node that runs (just after the kill the
+            // channel may not have noticed yet that its connection is gone).
+            await("the channel consuming on a live node", LIMIT, () -> channel.connected() && consumingPort(channel) != victim.amqpPort(),
+                    up -> up);
             long connected = System.nanoTime();
             load.join(LIMIT.toMillis());
             assertEquals(null, recorder.publishFailure, "every publish confirmed");
@@ -245,7 +268,7 @@ class RabbitClusterFailoverTest {
             Result r = new Result(MESSAGES, recorder.unique(), recorder.deliveries.get() - recorder.unique(),
                     MESSAGES - recorder.unique());
             System.out.printf("FAILOVER %s: killed %s after %d processed; longest pause in processing after the kill %d ms, "
-                            + "processing resumed %d ms after the kill; first delivery from another node %s; channel ready "
+                            + "processing resumed %d ms after the kill; first delivery from a live node %s; channel ready on a live node "
                             + "%d ms after the kill; sent %d, processed %d, duplicates %d, lost %d, dead-lettered %d%n",
                     what, victim.name(), before, recorder.longestPauseMillis(), recorder.resumedAfterMillis(),
                     recorder.firstFromOtherThan(victim.amqpPort()).map(t -> (t - killedAt) / 1_000_000 + " ms after the kill")
@@ -272,6 +295,14 @@ class RabbitClusterFailoverTest {
         channel.start();
         await("the channel consuming", LIMIT, channel::connected, up -> up);
         return channel;
+    }
+
+    /** The AMQP port of the channel's consuming connection (the node it is on now), or -1 while it is not open. */
+    private static int consumingPort(InboundChannel channel) throws Exception {
+        java.lang.reflect.Field f = InboundChannel.class.getDeclaredField("consumeConnection");
+        f.setAccessible(true);
+        Connection c = (Connection) f.get(channel);
+        return c == null || !c.isOpen() ? -1 : c.getPort();
     }
 
     /** The node of the channel's consuming connection. */
