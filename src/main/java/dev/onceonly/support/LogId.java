@@ -94,8 +94,8 @@ public enum LogId {
             + "Without x-delivery-limit %d and x-dead-letter-exchange '%s' the broker may drop a message that keeps "
             + "coming back (RabbitMQ 4: after 20 returns): set them with a policy, or delete the queue to let it be declared"),
     /**
-     * An incoming channel is not consuming (the broker closed its AMQP channel or cancelled it); consuming
-     * again after {@code network-recovery-interval}.
+     * An incoming channel is not consuming (the broker closed its AMQP channel or cancelled it, or a
+     * connection recovery did not restore its consumer); consuming again after {@code network-recovery-interval}.
      */
     ONCE0512W(Level.WARNING, "RabbitMQ channel '%s' is not consuming: %s; consuming again in %s"),
     /** The incoming channel consumes again. */
