@@ -58,7 +58,7 @@ final class ChannelConfig {
     /** This connector's key → the name SmallRye's RabbitMQ connector gives the same setting, per direction. */
     static final Map<Direction, Map<String, String>> SMALLRYE_NAMES = Map.of(
             Direction.INCOMING, Map.of("prefetch", "max-outstanding-messages", "queue.type", "queue.x-queue-type",
-                    "queue.delivery-limit", "queue.x-delivery-limit", "dead-letter.exchange", "dead-letter-exchange",
+                    "queue.delivery-limit", "queue.x-delivery-limit", "queue.message-ttl", "queue.ttl", "dead-letter.exchange", "dead-letter-exchange",
                     "dead-letter.exchange.type", "dead-letter-exchange-type", "dead-letter.queue", "dead-letter-queue-name",
                     "dead-letter.routing-key", "dead-letter-routing-key", "tls", "ssl", "username", "user"),
             Direction.OUTGOING, Map.of("routing-key", "default-routing-key", "max-inflight", "max-inflight-messages",
@@ -167,7 +167,37 @@ final class ChannelConfig {
         return new IncomingSettings(channel, connection(), queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
                 confirmTimeout, config.bool("declare", true), payload, deliveryLimit,
-                config.secret("copy-signing-key").orElse(null));
+                config.secret("copy-signing-key").orElse(null), queueArguments(queueType));
+    }
+
+    /**
+     * The optional queue arguments. Checked here, not left to the broker: a value it refuses would
+     * fail every declaration (a channel error, retried forever) instead of stopping the start.
+     */
+    private QueueArguments queueArguments(QueueType queueType) {
+        boolean singleActive = config.bool("queue.single-active-consumer", false);
+        Duration ttl = config.string("queue.message-ttl").isPresent() ? millisOrDuration("queue.message-ttl", null) : null;
+        if (ttl != null && ttl.toMillis() > QueueArguments.MAX_TTL_MILLIS) {
+            throw config.invalid("queue.message-ttl", config.string("queue.message-ttl").orElseThrow(),
+                    "a positive duration of at most " + QueueArguments.MAX_TTL_MILLIS + " ms (about 49 days)");
+        }
+        if (ttl != null && ttl.toMillis() == 0) {
+            // Durations.parse accepts 500us; the broker counts milliseconds, and 0 expires everything not delivered at once.
+            throw config.invalid("queue.message-ttl", config.string("queue.message-ttl").orElseThrow(), "at least 1ms");
+        }
+        int maxLength = config.intValue("queue.max-length", 0, 1, Integer.MAX_VALUE);
+        String overflow = null;
+        if (config.string("queue.overflow").isPresent()) {
+            overflow = config.choice("queue.overflow", "drop-head", QueueArguments.OVERFLOWS);
+            if (maxLength == 0) {
+                throw config.invalid("queue.overflow", overflow, "to be set together with queue.max-length, the limit it applies to");
+            }
+            if (queueType == QueueType.QUORUM && overflow.equals("reject-publish-dlx")) {
+                throw config.invalid("queue.overflow", overflow,
+                        "drop-head or reject-publish: quorum queues do not support reject-publish-dlx");
+            }
+        }
+        return new QueueArguments(singleActive, ttl, maxLength, overflow);
     }
 
     OutgoingSettings outgoing() {

@@ -30,6 +30,16 @@ final class Connections {
      */
     static Connection open(ConnectionSettings s, String channel, String role, RabbitResources resources)
             throws IOException, TimeoutException {
+        return open(s, channel, role, resources, () -> { });
+    }
+
+    /**
+     * Like {@link #open(ConnectionSettings, String, String, RabbitResources)}, telling {@code recovered}
+     * each time amqp-client has recovered the connection and its topology (run on amqp-client's
+     * recovery thread: it must not block).
+     */
+    static Connection open(ConnectionSettings s, String channel, String role, RabbitResources resources, Runnable recovered)
+            throws IOException, TimeoutException {
         String name = "onceonly:" + channel + ":" + role + "@" + s.instance();
         ConnectionFactory f = new ConnectionFactory();
         f.setVirtualHost(s.virtualHost());
@@ -65,6 +75,7 @@ final class Connections {
             @Override
             public void handleRecovery(Recoverable recoverable) {
                 LogId.ONCE0504I.log(name, s.describe());
+                recovered.run();
             }
 
             @Override

@@ -237,7 +237,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     @Override
     void open() throws IOException, TimeoutException {
         ConnectionSettings c = connection();
-        consumeConnection = Connections.open(c, name(), "consume", resources);
+        consumeConnection = Connections.open(c, name(), "consume", resources, this::consumeConnectionRecovered);
         publishConnection = Connections.open(c, name(), "publish", resources);
         publisher = new ConfirmingPublisher(publishConnection, resources.executor(), resources.scheduler(),
                 settings.confirmTimeout());
@@ -281,6 +281,29 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         scheduleReconsume();
     }
 
+    /**
+     * amqp-client recovered the consuming connection. Its topology recovery redeclares the queues
+     * and then the consumer on the recovered AMQP channel; when a declaration fails there (a
+     * queue whose node is down in a cluster: 404), the broker closes that channel and the consumer
+     * is never recovered, with no shutdown signal to this consumer. Before, the channel then never
+     * consumed again. Checked after the recovery interval, when a recovered consumer has had its
+     * consume-ok.
+     */
+    private void consumeConnectionRecovered() {
+        try {
+            resources.scheduler().schedule(() -> {
+                QueueConsumer c = consumer;
+                if (!stopping && (c == null || !c.isConsuming())) {
+                    LogId.ONCE0512W.log(name(), "the consumer was not recovered with its connection",
+                            Durations.format(connection().recoveryInterval()));
+                    scheduleReconsume();
+                }
+            }, connection().recoveryInterval().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // Shutting down.
+        }
+    }
+
     private void scheduleReconsume() {
         try {
             resources.scheduler().schedule(this::reconsume, connection().recoveryInterval().toMillis(), TimeUnit.MILLISECONDS);
@@ -303,11 +326,16 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 startConsumer();
                 LogId.ONCE0513I.log(name(), settings.queue());
             } catch (IOException | RuntimeException e) {
-                LogId.ONCE0512W.log(name(), e.getClass().getSimpleName() + ": " + e.getMessage(),
-                        Durations.format(connection().recoveryInterval()));
+                LogId.ONCE0512W.log(name(), describe(e), Durations.format(connection().recoveryInterval()));
                 scheduleReconsume();
             }
         }
+    }
+
+    /** amqp-client's IOException of a refused declaration has no message; the broker's reason is in its cause. */
+    private static String describe(Exception e) {
+        Throwable t = e.getMessage() == null && e.getCause() != null ? e.getCause() : e;
+        return t.getClass().getSimpleName() + ": " + t.getMessage();
     }
 
     /**

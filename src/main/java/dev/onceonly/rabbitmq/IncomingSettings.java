@@ -19,13 +19,14 @@ import java.util.List;
  * @param declare            whether the connector declares exchanges, queues and bindings
  * @param deliveryLimit      quorum queues: the broker's {@code x-delivery-limit}, at least {@code maxAttempts}
  * @param copySigningKey     the key retry copies are signed with, or {@code null} for one derived from the credentials
+ * @param queueArguments     optional queue arguments (single active consumer, message TTL, length limit)
  */
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
                         String exchange, String exchangeType, List<String> routingKeys, int prefetch,
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
                         String deadLetterRoutingKey, int maxAttempts, Duration retryDelay, Duration drainTimeout,
                         Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit,
-                        String copySigningKey) {
+                        String copySigningKey, QueueArguments queueArguments) {
 
     @Override
     public String toString() {

@@ -98,8 +98,8 @@ public enum LogId {
             + "Without x-delivery-limit %d and x-dead-letter-exchange '%s' the broker may drop a message that keeps "
             + "coming back (RabbitMQ 4: after 20 returns): set them with a policy, or delete the queue to let it be declared"),
     /**
-     * An incoming channel is not consuming (the broker closed its AMQP channel or cancelled it); consuming
-     * again after {@code network-recovery-interval}.
+     * An incoming channel is not consuming (the broker closed its AMQP channel or cancelled it, or a
+     * connection recovery did not restore its consumer); consuming again after {@code network-recovery-interval}.
      */
     ONCE0512W(Level.WARNING, "RabbitMQ channel '%s' is not consuming: %s; consuming again in %s"),
     /** The incoming channel consumes again. */
@@ -110,6 +110,12 @@ public enum LogId {
      */
     ONCE0514W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' counts redeliveries (x-delivery-count) but is configured "
             + "as classic; treating it as a quorum queue. Set queue.type=quorum"),
+    /**
+     * A queue exists with other arguments than the channel configures (the broker refused the
+     * declaration); it is used as it is.
+     */
+    ONCE0515W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' exists with other arguments than configured %s (%s); "
+            + "it is used as it is: set them with a policy, or delete the queue to let it be declared"),
     /** Ledger in use: consumers, retention, purge schedule. */
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     /** Unique violation on the ledger insert, with SQLState, vendor code and the verifier's decision. */

@@ -200,6 +200,53 @@ class ChannelConfigTest {
     }
 
     @Test
+    void queueArgumentsAreReadUnderOwnAndSmallRyeNames() {
+        assertEquals(QueueArguments.NONE, channel(ChannelConfig.Direction.INCOMING).incoming().queueArguments());
+        QueueArguments a = channel(ChannelConfig.Direction.INCOMING, "queue.single-active-consumer", "true",
+                "queue.message-ttl", "30s", "queue.max-length", "1000", "queue.overflow", "Reject-Publish").incoming().queueArguments();
+        assertEquals(new QueueArguments(true, Duration.ofSeconds(30), 1000, "reject-publish"), a);
+        assertEquals(Map.of("x-single-active-consumer", true, "x-message-ttl", 30_000L, "x-max-length", 1000,
+                "x-overflow", "reject-publish"), a.asMap());
+        // SmallRye's queue.ttl is a bare number of milliseconds.
+        assertEquals(Duration.ofMillis(1500), channel(ChannelConfig.Direction.INCOMING, "queue.ttl", "1500").incoming()
+                .queueArguments().messageTtl());
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "queue.ttl", "1500", "queue.message-ttl", "2s").incoming());
+        assertEquals("mp.messaging.incoming.orders.queue.message-ttl", e.property());
+    }
+
+    /** A value the broker would refuse stops the start naming the property, instead of failing every declaration. */
+    @Test
+    void invalidQueueArgumentsNameTheProperty() {
+        Map<String[], String> bad = new java.util.LinkedHashMap<>();
+        bad.put(new String[] {"queue.single-active-consumer", "yes"}, "queue.single-active-consumer");
+        bad.put(new String[] {"queue.message-ttl", "soon"}, "queue.message-ttl");
+        bad.put(new String[] {"queue.message-ttl", "60d"}, "queue.message-ttl");
+        bad.put(new String[] {"queue.message-ttl", "500us"}, "queue.message-ttl");
+        bad.put(new String[] {"queue.ttl", "-5"}, "queue.ttl");
+        bad.put(new String[] {"queue.max-length", "0"}, "queue.max-length");
+        bad.put(new String[] {"queue.max-length", "many"}, "queue.max-length");
+        bad.put(new String[] {"queue.max-length", "10", "queue.overflow", "drop-tail"}, "queue.overflow");
+        // An overflow behaviour without the limit it applies to.
+        bad.put(new String[] {"queue.overflow", "reject-publish"}, "queue.overflow");
+        // Quorum queues do not support reject-publish-dlx (RabbitMQ refuses the declaration).
+        bad.put(new String[] {"queue.type", "quorum", "queue.max-length", "10", "queue.overflow", "reject-publish-dlx"}, "queue.overflow");
+        bad.put(new String[] {"queue.x-queue-type", "quorum", "queue.max-length", "10", "queue.overflow", "reject-publish-dlx"},
+                "queue.overflow");
+        for (var c : bad.entrySet()) {
+            var e = assertThrows(InvalidConfigurationException.class,
+                    () -> channel(ChannelConfig.Direction.INCOMING, c.getKey()).incoming(), List.of(c.getKey()).toString());
+            assertEquals("mp.messaging.incoming.orders." + c.getValue(), e.property(), List.of(c.getKey()).toString());
+        }
+        var e = assertThrows(InvalidConfigurationException.class, () -> channel(ChannelConfig.Direction.INCOMING,
+                "queue.type", "quorum", "queue.max-length", "10", "queue.overflow", "reject-publish-dlx").incoming());
+        assertTrue(e.getMessage().contains("quorum queues do not support reject-publish-dlx"), e.getMessage());
+        // Classic queues do support it.
+        assertEquals("reject-publish-dlx", channel(ChannelConfig.Direction.INCOMING, "queue.max-length", "10",
+                "queue.overflow", "reject-publish-dlx").incoming().queueArguments().overflow());
+    }
+
+    @Test
     void concurrencyCopiesShareTheQueueAndTheConfiguredNames() {
         ChannelConfig copy = channelNamed("orders$2", "prefetch", "x");
         var e = assertThrows(InvalidConfigurationException.class, copy::incoming);
