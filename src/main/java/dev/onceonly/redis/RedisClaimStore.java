@@ -423,9 +423,11 @@ public final class RedisClaimStore implements ClaimStore {
         try {
             return redis.evalsha(script.sha, 1, keyAndArgs);
         } catch (JedisNoScriptException e) {
-            // Script cache lost (restart, fail-over, SCRIPT FLUSH): load it on the key's node, retry once.
-            redis.scriptLoad(script.source, key);
-            return redis.evalsha(script.sha, 1, keyAndArgs);
+            // Script cache lost (restart, fail-over, SCRIPT FLUSH) or never filled on this node: run
+            // the source, which caches it there. EVAL goes to the key's node like EVALSHA; SCRIPT LOAD
+            // does not: Jedis broadcasts it to every master of a cluster, so one frozen master failed
+            // (or held up by a socket timeout) every first call on the other masters' keys.
+            return redis.eval(script.source, 1, keyAndArgs);
         }
     }
 
@@ -440,7 +442,7 @@ public final class RedisClaimStore implements ClaimStore {
     private Object evalshaThenWait(Script script, String key, String[] keyAndArgs, int[] replicas) {
         HostAndPort target = null;
         boolean asking = false;
-        boolean loaded = false;
+        boolean bySource = false;
         for (int hop = 0; ; hop++) {
             Response<Object> r;
             Response<Long> acknowledged;
@@ -448,7 +450,7 @@ public final class RedisClaimStore implements ClaimStore {
                 if (asking) {
                     p.sendCommand(Protocol.Command.ASKING, new String[0]);
                 }
-                r = p.evalsha(script.sha, 1, keyAndArgs);
+                r = bySource ? p.eval(script.source, 1, keyAndArgs) : p.evalsha(script.sha, 1, keyAndArgs);
                 acknowledged = p.waitReplicas(key, waitReplicas, waitTimeoutMillis);
                 p.sync();
             }
@@ -456,12 +458,12 @@ public final class RedisClaimStore implements ClaimStore {
             try {
                 reply = r.get();
             } catch (JedisNoScriptException e) {
-                if (loaded) {
+                if (bySource) {
                     throw e;
                 }
-                // Script cache lost on this node (restart, fail-over, SCRIPT FLUSH): load it there, once.
-                loaded = true;
-                loadOn(script, key, target);
+                // Script cache lost on this node (restart, fail-over, SCRIPT FLUSH): run the source
+                // there, which caches it (see evalsha). Nothing was written by the refused call.
+                bySource = true;
                 continue;
             } catch (JedisRedirectionException e) {
                 // The slot moved (MOVED) or is moving (ASK): nothing was written; go where Redis says.
@@ -494,18 +496,6 @@ public final class RedisClaimStore implements ClaimStore {
         }
         // Standalone and Sentinel: one pooled connection to the (current) master, returned on close.
         return (Pipeline) redis.pipelined();
-    }
-
-    private void loadOn(Script script, String key, HostAndPort node) {
-        if (node == null) {
-            redis.scriptLoad(script.source, key);
-            return;
-        }
-        try (Pipeline p = pipelineFor(key, node)) {
-            Response<Object> r = p.sendCommand(Protocol.Command.SCRIPT, new String[] {"LOAD", script.source});
-            p.sync();
-            r.get();
-        }
     }
 
     private static String[] prepend(String key, String[] args) {
