@@ -33,6 +33,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -113,6 +114,11 @@ public final class RedisClaimStore implements ClaimStore {
      * the consumer for the whole pause. 0 when Redis answers.
      */
     private volatile long quietUntil;
+    /** Sentinel mode: the master's name; standalone: host:port, when known (from settings); for {@link #topology()}. */
+    private String sentinelMaster = "";
+    private String standalone;
+    /** How to open a connection to a cluster node the client has no pool for yet (health only). */
+    private JedisClientConfig nodeConfig = DefaultJedisClientConfig.builder().build();
     /** Replicas that must acknowledge a completion; 0: WAIT is not used. */
     private final int waitReplicas;
     private final long waitTimeoutMillis;
@@ -172,22 +178,16 @@ public final class RedisClaimStore implements ClaimStore {
         // In a cluster one node's timeout says nothing about the others: no quiet time there.
         Duration quiet = settings.mode() == RedisSettings.Mode.CLUSTER ? Duration.ZERO : settings.socketTimeout();
         RedisClaimStore store = new RedisClaimStore(client(settings), quiet, settings.waitReplicas(), settings.waitTimeout());
+        store.sentinelMaster = settings.sentinelMaster();
+        store.standalone = settings.mode() == RedisSettings.Mode.STANDALONE ? settings.nodes().get(0) : null;
+        store.nodeConfig = clientConfig(settings);
         store.checkEvictionPolicy();
         LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());
         return store;
     }
 
     static UnifiedJedis client(RedisSettings s) {
-        JedisClientConfig config = DefaultJedisClientConfig.builder()
-                .connectionTimeoutMillis((int) s.connectTimeout().toMillis())
-                .socketTimeoutMillis((int) s.socketTimeout().toMillis())
-                .user(s.user())
-                .password(s.password())
-                .database(s.database())
-                .ssl(s.tls())
-                .sslOptions(s.tls() ? sslOptions(s.trust()) : null)
-                .clientName("onceonly")
-                .build();
+        JedisClientConfig config = clientConfig(s);
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(s.poolSize());
         pool.setMaxIdle(s.poolSize());
@@ -219,6 +219,19 @@ public final class RedisClaimStore implements ClaimStore {
             case CLUSTER -> RedisClusterClient.builder().nodes(nodes).clientConfig(config).poolConfig(pool)
                     .maxTotalRetriesDuration(s.socketTimeout()).build();
         };
+    }
+
+    private static JedisClientConfig clientConfig(RedisSettings s) {
+        return DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis((int) s.connectTimeout().toMillis())
+                .socketTimeoutMillis((int) s.socketTimeout().toMillis())
+                .user(s.user())
+                .password(s.password())
+                .database(s.database())
+                .ssl(s.tls())
+                .sslOptions(s.tls() ? sslOptions(s.trust()) : null)
+                .clientName("onceonly")
+                .build();
     }
 
     /**
@@ -505,14 +518,86 @@ public final class RedisClaimStore implements ClaimStore {
         return all;
     }
 
-    /** Whether Redis answers a PING now (for health checks). */
+    /**
+     * {@return how the store reaches Redis, for readiness: {@code standalone host:port},
+     * {@code sentinel master <name> at host:port} (the master the sentinels name now) or
+     * {@code cluster, nodes known: host:port,...}; addresses only, never credentials}
+     */
+    public String topology() {
+        if (redis instanceof RedisSentinelClient sentinel) {
+            HostAndPort master = sentinel.getCurrentMaster();
+            return "sentinel master " + sentinelMaster + " at " + (master == null ? "unknown" : master);
+        }
+        if (redis instanceof RedisClusterClient cluster) {
+            return "cluster, nodes known: " + String.join(",", new java.util.TreeSet<>(cluster.getClusterNodes().keySet()));
+        }
+        return "standalone" + (standalone == null ? "" : " " + standalone);
+    }
+
+    /**
+     * Whether Redis answers now (for readiness), naming the topology and the node that does not
+     * answer (host and port only). Standalone and Sentinel: a PING to the (current) master. Cluster:
+     * the cluster state as a node reports it and a PING to every master serving slots, so a master
+     * that is down shows until its replica took over; a failed node that serves no slot does not
+     * make the store unready.
+     */
     @Override
     public Optional<String> problem() {
-        try {
-            return "PONG".equalsIgnoreCase(redis.ping()) ? Optional.empty() : Optional.of("Redis does not answer PING");
-        } catch (JedisException e) {
-            return Optional.of("Redis does not answer PING (" + e.getClass().getSimpleName() + ")");
+        if (redis instanceof RedisClusterClient cluster) {
+            return clusterProblem(cluster);
         }
+        try {
+            return "PONG".equalsIgnoreCase(redis.ping()) ? Optional.empty()
+                    : Optional.of(topology() + " does not answer PING");
+        } catch (JedisException e) {
+            return Optional.of(topology() + " does not answer PING (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    private Optional<String> clusterProblem(RedisClusterClient cluster) {
+        Map<String, ConnectionPool> nodes = new java.util.TreeMap<>(cluster.getClusterNodes());
+        String view = null;
+        String reporter = null;
+        // The cluster's own view, from the first node that answers.
+        for (Map.Entry<String, ConnectionPool> node : nodes.entrySet()) {
+            try (Connection c = node.getValue().getResource()) {
+                c.sendCommand(Protocol.Command.CLUSTER, "INFO");
+                String info = c.getBulkReply();
+                if (!info.contains("cluster_state:ok")) {
+                    return Optional.of("cluster state is not ok (as " + node.getKey() + " reports it)");
+                }
+                c.sendCommand(Protocol.Command.CLUSTER, "NODES");
+                view = c.getBulkReply();
+                reporter = node.getKey();
+                break;
+            } catch (JedisException e) {
+                // ask the next node
+            }
+        }
+        if (view == null) {
+            return Optional.of("cluster: no node answers (" + String.join(",", nodes.keySet()) + ")");
+        }
+        List<String> down = new java.util.ArrayList<>();
+        for (String line : view.split("\n")) {
+            String[] f = line.trim().split(" ");
+            // id address flags master-id ping pong epoch link-state slot...: a master with slots.
+            if (f.length < 9 || !f[2].contains("master")) {
+                continue;
+            }
+            String address = f[1].contains("@") ? f[1].substring(0, f[1].indexOf('@')) : f[1];
+            if (f[2].contains("fail") && !f[2].contains("fail?")) {
+                down.add(address + " (failed, serving slots " + f[8] + (f.length > 9 ? "..." : "") + ")");
+                continue;
+            }
+            ConnectionPool pool = nodes.get(address);
+            try (Connection c = pool == null ? new Connection(HostAndPort.from(address), nodeConfig) : pool.getResource()) {
+                c.ping();
+            } catch (JedisException e) {
+                down.add(address + " (" + e.getClass().getSimpleName() + ")");
+            }
+        }
+        return down.isEmpty() ? Optional.empty()
+                : Optional.of("cluster master(s) not answering PING: " + String.join(", ", down) + " (as " + reporter + " reports the cluster)");
     }
 
     @Override

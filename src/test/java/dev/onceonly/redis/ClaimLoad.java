@@ -128,9 +128,10 @@ final class ClaimLoad implements AutoCloseable {
         } catch (ClaimStoreException e) {
             failed.incrementAndGet();
             long fault = faultAt;
-            if (fault != 0 && start >= fault) {
+            // By when it failed: an operation in flight at the fault fails because of it.
+            if (fault != 0 && System.nanoTime() >= fault) {
                 failedAfterFault.incrementAndGet();
-                firstFailureAfterFault.accumulateAndGet(start, Math::min);
+                firstFailureAfterFault.accumulateAndGet(Math.max(start, fault), Math::min);
             }
             lastFailure.accumulateAndGet(start, Math::max);
             return false;
@@ -181,7 +182,7 @@ final class ClaimLoad implements AutoCloseable {
     /**
      * @param attempted            operations started (claims, completions, duplicate claims)
      * @param failed               of which failed with {@link ClaimStoreException}
-     * @param failedAfterFault     of which started after the fault
+     * @param failedAfterFault     of which failed after the fault
      * @param unexpected           answers no correct store gives (a fresh key not acquired, a holder's
      *                             completion refused, a duplicate neither done nor acquired)
      * @param completed            keys whose completion was answered APPLIED

@@ -296,11 +296,25 @@ class RedisClusterTopologyTest {
     void aKilledMasterIsFailedOverAndRiddenOut() throws Exception {
         int master = masterPorts().get(0);
         RedisTopology.Node replica = replicaOf(master);
-        Report r = underLoad("cluster kill -9 master", () -> {
-            cluster.kill9(cluster.node(master));
-            Eventually.await("replica " + replica.port() + " promoted", Duration.ofSeconds(60), this::masterPorts,
-                    m -> m.contains(replica.port()) && !m.contains(master));
-        });
+        RedisClaimStore health = RedisClaimStore.connect(settings());
+        Report r;
+        try {
+            assertEquals(java.util.Optional.empty(), health.problem());
+            assertTrue(health.topology().startsWith("cluster, nodes known: ") && health.topology().contains("127.0.0.1:" + master),
+                    health.topology());
+            r = underLoad("cluster kill -9 master", () -> {
+                cluster.kill9(cluster.node(master));
+                // Readiness names the master that is down while its slots have no one to serve them.
+                String problem = health.problem().orElseThrow();
+                assertTrue(problem.startsWith("cluster master(s) not answering PING: 127.0.0.1:" + master + " ("), problem);
+                Eventually.await("replica " + replica.port() + " promoted", Duration.ofSeconds(60), this::masterPorts,
+                        m -> m.contains(replica.port()) && !m.contains(master));
+            });
+            // The dead node serves no slot any more: ready again, though it is still gone.
+            Eventually.await("ready again", Duration.ofSeconds(30), health::problem, java.util.Optional::isEmpty);
+        } finally {
+            health.close();
+        }
         assertRecovered(r.plain);
         assertRecovered(r.waiting);
         assertEquals(0, r.waiting.confirmedWindowHits(), "a completion the replica acknowledged is never lost");

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -77,9 +78,23 @@ class RedisSentinelFailoverTest {
         });
     }
 
+    /** Readiness names the topology and the master that does not answer, then the new one. */
     @Test
     void aKilledMasterIsRiddenOut() throws Exception {
-        underLoad("sentinel kill -9 master", () -> group.kill9(group.node(group.sentinelMasterPort())));
+        int old = group.sentinelMasterPort();
+        try (RedisClaimStore health = RedisClaimStore.connect(settings())) {
+            assertEquals(Optional.empty(), health.problem());
+            assertEquals("sentinel master m at 127.0.0.1:" + old, health.topology());
+            underLoad("sentinel kill -9 master", () -> {
+                group.kill9(group.node(old));
+                // Before the sentinels act (down-after 1 s): the master they still name is down.
+                assertEquals(Optional.of("sentinel master m at 127.0.0.1:" + old + " does not answer PING (JedisConnectionException)"),
+                        health.problem());
+            });
+            int now = group.sentinelMasterPort();
+            Eventually.await("ready again on the new master", RECOVERY_BOUND, health::problem, Optional::isEmpty);
+            assertEquals("sentinel master m at 127.0.0.1:" + now, health.topology());
+        }
     }
 
     /** WAIT counts only the writing connection's writes, and a replica that falls behind shows. */

@@ -114,6 +114,23 @@ public final class RedisTopology implements AutoCloseable {
     }
 
     /**
+     * One plain server.
+     *
+     * @param extra further redis-server arguments, e.g. {@code --requirepass secret}
+     * @return the running server
+     */
+    public static RedisTopology standalone(String... extra) throws Exception {
+        RedisTopology t = new RedisTopology("standalone");
+        try {
+            t.server(freePort(false), extra);
+            return t;
+        } catch (Exception | Error e) {
+            t.close();
+            throw e;
+        }
+    }
+
+    /**
      * Three masters with one replica each, slots spread by {@code redis-cli --cluster create}.
      *
      * @param nodeTimeoutMillis {@code cluster-node-timeout}: how soon a master that stopped answering is failed over
@@ -255,6 +272,8 @@ public final class RedisTopology implements AutoCloseable {
             try (Jedis c = n.client()) {
                 c.ping();
                 return;
+            } catch (redis.clients.jedis.exceptions.JedisDataException needsPassword) {
+                return; // NOAUTH: it is up, and wants the password the test gave it
             } catch (RuntimeException notYet) {
                 if (System.nanoTime() > deadline || !n.process.isAlive()) {
                     throw new IllegalStateException("redis-server on port " + n.port + " did not start: "
