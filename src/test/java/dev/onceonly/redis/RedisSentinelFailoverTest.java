@@ -39,10 +39,17 @@ class RedisSentinelFailoverTest {
     static final Duration RECOVERY_BOUND = Duration.ofSeconds(20);
 
     RedisTopology group;
+    /** Whether the data nodes run with min-replicas-to-write 1. */
+    boolean minReplicas;
 
     @BeforeEach
-    void start() throws Exception {
-        group = RedisTopology.sentinel(1000);
+    void start(org.junit.jupiter.api.TestInfo test) throws Exception {
+        minReplicas = test.getTestMethod().orElseThrow().getName().contains("MinReplicas");
+        group = minReplicas
+                // The master refuses writes while no replica is connected: the old master stops
+                // taking completions the moment the promoted replica leaves it.
+                ? RedisTopology.sentinel(1000, "--min-replicas-to-write", "1", "--min-replicas-max-lag", "10")
+                : RedisTopology.sentinel(1000);
     }
 
     @AfterEach
@@ -79,6 +86,24 @@ class RedisSentinelFailoverTest {
     }
 
     /** Readiness names the topology and the master that does not answer, then the new one. */
+    /**
+     * The window the plain SENTINEL FAILOVER test measures comes from the old master taking writes
+     * between the replica's promotion and the client's switch; {@code min-replicas-to-write 1}
+     * closes it (those writes are refused, and retried by the engine).
+     */
+    @Test
+    void aSentinelFailoverWithMinReplicasToWriteLosesNoCompletion() throws Exception {
+        ClaimLoad.Report[] r = underLoad("sentinel SENTINEL FAILOVER, min-replicas-to-write 1", () -> {
+            try (Jedis s = group.sentinels().get(0).client()) {
+                s.sentinelFailover("m");
+            }
+        });
+        // Refused writes while the new master has no replica yet: the price of the setting.
+        assertTrue(r[0].failed() > 0, "writes were refused until the old master followed the new one: " + r[0]);
+        assertEquals(0, r[0].windowHits(), "no completion lost without WAIT either: " + r[0]);
+        assertEquals(0, r[1].windowHits(), "no completion lost: " + r[1]);
+    }
+
     @Test
     void aKilledMasterIsRiddenOut() throws Exception {
         int old = group.sentinelMasterPort();
@@ -134,7 +159,7 @@ class RedisSentinelFailoverTest {
      * Runs two stores side by side through the fault: one without WAIT (the replication window
      * measured) and one with {@code WAIT 1 200ms} (its confirmed completions must all survive).
      */
-    private void underLoad(String what, Fault fault) throws Exception {
+    private ClaimLoad.Report[] underLoad(String what, Fault fault) throws Exception {
         int before = group.sentinelMasterPort();
         try (RedisClaimStore plain = RedisClaimStore.connect(settings());
              RedisClaimStore waiting = RedisClaimStore.connect(settings().withWait(1, Duration.ofMillis(200)))) {
@@ -148,6 +173,15 @@ class RedisSentinelFailoverTest {
                 fault.inject();
                 Eventually.await("a new master", RECOVERY_BOUND, group::sentinelMasterPort, p -> p != before);
                 Thread.sleep(AFTER_FAULT.toMillis());
+                if (minReplicas) {
+                    // The new master takes writes only once the old one follows it as a replica.
+                    Eventually.await("a replica for the new master", RECOVERY_BOUND, () -> {
+                        try (Jedis j = group.node(group.sentinelMasterPort()).client()) {
+                            return j.info("replication");
+                        }
+                    }, info -> info.contains("connected_slaves:1") && info.contains("state=online"));
+                    Thread.sleep(1000);
+                }
             } finally {
                 plainLoad.close();
                 waitLoad.close();
@@ -155,18 +189,25 @@ class RedisSentinelFailoverTest {
             ClaimLoad.Report p = plainLoad.report().print(what + ", no WAIT");
             ClaimLoad.Report w = waitLoad.report().print(what + ", WAIT 1 200ms");
             assertNotEquals(before, group.sentinelMasterPort());
-            assertRecovered(p);
-            assertRecovered(w);
+            // With min-replicas-to-write the new master refuses writes until the old one follows it.
+            Duration bound = minReplicas ? Duration.ofSeconds(40) : RECOVERY_BOUND;
+            assertRecovered(p, bound);
+            assertRecovered(w, bound);
             assertEquals(0, p.confirmed(), "nothing is confirmed without WAIT");
             assertTrue(w.confirmed() > 0, "completions were confirmed by the replica");
             assertEquals(0, w.confirmedWindowHits(), "a completion the replica acknowledged is never lost");
+            return new ClaimLoad.Report[] {p, w};
         }
     }
 
     static void assertRecovered(ClaimLoad.Report r) {
+        assertRecovered(r, RECOVERY_BOUND);
+    }
+
+    static void assertRecovered(ClaimLoad.Report r, Duration bound) {
         assertEquals(0, r.unexpected(), "no answer a correct store never gives");
         assertTrue(r.recoveredMillis() >= 0, "operations succeeded again after the fault");
-        assertTrue(r.lastFailureMillis() < RECOVERY_BOUND.toMillis(), "failures stop within the bound: " + r);
+        assertTrue(r.lastFailureMillis() < bound.toMillis(), "failures stop within the bound: " + r);
         // Failed operations fail fast (connection refused), so their count says little; when they happen does.
         assertEquals(r.failed(), r.failedAfterFault(), "nothing failed before the fault: " + r);
         assertFalse(r.completed() == 0, "keys were completed");

@@ -69,13 +69,16 @@ public final class RedisTopology implements AutoCloseable {
      * A master, one replica and three sentinels monitoring it as {@code m} with quorum 2.
      *
      * @param downAfterMillis sentinel {@code down-after-milliseconds}
+     * @param serverArgs      further arguments for both data nodes, e.g. {@code --min-replicas-to-write 1}
      * @return the running group, replica in sync and sentinels aware of each other
      */
-    public static RedisTopology sentinel(int downAfterMillis) throws Exception {
+    public static RedisTopology sentinel(int downAfterMillis, String... serverArgs) throws Exception {
         RedisTopology t = new RedisTopology("sentinel");
         try {
-            Node master = t.server(freePort(false));
-            Node replica = t.server(freePort(false), "--replicaof", "127.0.0.1", Integer.toString(master.port));
+            Node master = t.server(freePort(false), serverArgs);
+            List<String> replicaArgs = new ArrayList<>(List.of(serverArgs));
+            replicaArgs.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(master.port)));
+            Node replica = t.server(freePort(false), replicaArgs.toArray(String[]::new));
             t.awaitInSync(master, 1);
             for (int i = 0; i < 3; i++) {
                 int port = freePort(false);
