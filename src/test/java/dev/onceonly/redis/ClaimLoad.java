@@ -61,7 +61,17 @@ final class ClaimLoad implements AutoCloseable {
 
     /** Marks now as the moment of the fault. */
     void fault() {
+        failedAtFault = failed.get();
         faultAt = System.nanoTime();
+    }
+
+    private volatile long failedAtFault;
+
+    /** {@return operations failed since the last {@link #fault()}, and the ms from it to the last failure (-1: none)} */
+    long[] sinceFault() {
+        long last = lastFailure.get();
+        long fault = faultAt;
+        return new long[] {failed.get() - failedAtFault, last >= fault ? TimeUnit.NANOSECONDS.toMillis(last - fault) : -1};
     }
 
     private void run() {
@@ -165,6 +175,11 @@ final class ClaimLoad implements AutoCloseable {
             }
             ClaimResult now = store.claim(e.getKey(), "verify", "fp", LEASE);
             if (!now.equals(ClaimResult.done("fp"))) {
+                if (windowHits < 5) {
+                    // A few of the lost keys, to see where the window was (slot, position in the run).
+                    System.out.println("LOST " + e.getKey() + " slot " + redis.clients.jedis.util.JedisClusterCRC16.getSlot(e.getKey())
+                            + " now " + now + " completed #" + completedOrder.indexOf(e.getKey()) + " of " + completedOrder.size());
+                }
                 windowHits++;
                 if (e.getValue()) {
                     confirmedHits++;

@@ -239,6 +239,14 @@ public final class RedisTopology implements AutoCloseable {
         n.process.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** Starts a killed process again, with its own directory and arguments (a cluster node keeps its nodes.conf). */
+    public void restart(Node n) throws IOException, InterruptedException {
+        if (n.alive()) {
+            throw new IllegalStateException("still running: " + n.port);
+        }
+        launch(n);
+    }
+
     /** Freezes the process (SIGSTOP): it keeps its sockets and answers nothing. */
     public void pause(Node n) throws IOException, InterruptedException {
         signal(n, "STOP");
