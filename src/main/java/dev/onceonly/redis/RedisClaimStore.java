@@ -487,8 +487,20 @@ public final class RedisClaimStore implements ClaimStore {
                 asking = e instanceof JedisAskDataException;
                 continue;
             }
-            replicas[0] = isApplied(reply) ? acknowledged.get().intValue() : -1;
+            replicas[0] = isApplied(reply) ? acknowledged(acknowledged) : -1;
             return reply;
+        }
+    }
+
+    /**
+     * WAIT's answer; -1 when it was refused (an ACL without {@code +wait}, a node that just became a
+     * replica): the write was applied all the same, and is then reported unconfirmed, not failed.
+     */
+    private static int acknowledged(Response<Long> wait) {
+        try {
+            return wait.get().intValue();
+        } catch (redis.clients.jedis.exceptions.JedisDataException refused) {
+            return -1;
         }
     }
 
