@@ -94,7 +94,8 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
      * @param trust          whom TLS connections trust, or {@code null} for {@link TlsTrust#DEFAULT}
      * @param waitReplicas   replicas that must acknowledge a completion; 0 (not negative): do not wait
      * @param waitTimeout    how long a completion waits for them, or {@code null} for {@link #DEFAULT_WAIT_TIMEOUT}
-     * @throws IllegalArgumentException if {@code waitReplicas} is negative
+     * @throws IllegalArgumentException if {@code waitReplicas} is negative, or positive with a
+     *                                  {@code waitTimeout} not below {@code socketTimeout}
      */
     public RedisSettings {
         nodes = List.copyOf(nodes);
@@ -103,6 +104,10 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
         waitTimeout = waitTimeout == null ? DEFAULT_WAIT_TIMEOUT : waitTimeout;
         if (waitReplicas < 0) {
             throw new IllegalArgumentException("waitReplicas must not be negative: " + waitReplicas);
+        }
+        if (waitReplicas > 0 && waitTimeout.compareTo(socketTimeout) >= 0) {
+            // WAIT blocks the read: as long as the socket timeout, it would be cut off and look like Redis down.
+            throw new IllegalArgumentException("waitTimeout " + waitTimeout + " must be below socketTimeout " + socketTimeout);
         }
     }
 

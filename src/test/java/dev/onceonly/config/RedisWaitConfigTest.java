@@ -51,6 +51,11 @@ class RedisWaitConfigTest {
         assertEquals("onceonly.redis.wait-timeout", e.property());
         // Without WAIT the timeout is not used, and not checked.
         assertEquals(0, redis(Map.of("onceonly.redis.wait-timeout", "5s")).waitReplicas());
+        // Settings built in code are held to the same rule.
+        RedisSettings plain = redis(Map.of("onceonly.redis.socket-timeout", "500ms"));
+        assertThrows(IllegalArgumentException.class, () -> plain.withWait(1, Duration.ofMillis(500)));
+        assertThrows(IllegalArgumentException.class, () -> plain.withWait(-1, Duration.ofMillis(100)));
+        assertEquals(1, plain.withWait(1, Duration.ofMillis(499)).waitReplicas());
     }
 
     @Test

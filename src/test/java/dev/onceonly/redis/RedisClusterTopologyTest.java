@@ -104,6 +104,81 @@ class RedisClusterTopologyTest {
         return redis.clients.jedis.util.JedisClusterCRC16.getSlot(key);
     }
 
+    /**
+     * The WAIT path sends the script on a connection of its own to the key's master, so it follows
+     * ASK (a slot being migrated: ASKING, then the script, on the target) and MOVED (a slot that
+     * moved since the store last looked) itself. First test: the slot is still empty.
+     */
+    @Test
+    @Order(0)
+    void completionsWithWaitFollowAskAndMoved() {
+        List<Integer> masters = masterPorts();
+        int source = masters.get(0);
+        int target = masters.get(1);
+        String prefix = "oo:redirect:" + UUID.randomUUID() + ":";
+        int[] owners = slotOwners();
+        String asked = null;
+        for (int i = 0; asked == null; i++) {
+            if (owners[slot(prefix + i)] == source) {
+                asked = prefix + i;
+            }
+        }
+        int slot = slot(asked);
+        String moved = null;
+        for (int i = 0; moved == null; i++) {
+            if (slot(prefix + "m" + i) == slot) {
+                moved = prefix + "m" + i;
+            }
+        }
+        try (RedisClaimStore plain = RedisClaimStore.connect(settings());
+             RedisClaimStore waiting = RedisClaimStore.connect(settings().withWait(1, Duration.ofMillis(200)));
+             Jedis src = cluster.node(source).client(); Jedis dst = cluster.node(target).client()) {
+            // Both stores know the slot at its source.
+            plain.claim(prefix + "warm", "t", "fp", ClaimLoad.LEASE);
+            waiting.claim(prefix + "warm", "t", "fp", ClaimLoad.LEASE);
+            dst.clusterSetSlotImporting(slot, src.clusterMyId());
+            src.clusterSetSlotMigrating(slot, dst.clusterMyId());
+            try {
+                redirected(plain, waiting, src, dst, masters, slot, asked, moved);
+            } finally {
+                // Never leave the slot open: the later tests reshard.
+                for (int port : masters) {
+                    try (Jedis j = cluster.node(port).client()) {
+                        j.clusterSetSlotNode(slot, dst.clusterMyId());
+                    }
+                }
+            }
+        }
+    }
+
+    private void redirected(RedisClaimStore plain, RedisClaimStore waiting, Jedis src, Jedis dst, List<Integer> masters,
+                            int slot, String asked, String moved) {
+        {
+            // A new key of a migrating slot is created on the target (ASK).
+            assertEquals(ClaimResult.ACQUIRED, plain.claim(asked, "t", "fp", ClaimLoad.LEASE));
+            assertThrows(redis.clients.jedis.exceptions.JedisAskDataException.class, () -> src.get(asked),
+                    "the key is not on the source");
+            RedisClaimStore.Completion afterAsk = waiting.completeReplicated(asked, "t", "fp", ClaimLoad.RETENTION);
+            assertEquals(HolderResult.APPLIED, afterAsk.result());
+            assertTrue(afterAsk.confirmed(), "WAIT ran on the target, after the write: " + afterAsk);
+            dst.sendCommand(redis.clients.jedis.Protocol.Command.ASKING);
+            assertEquals("Dfp", dst.get(asked));
+
+            // The slot moves for good; the waiting store has not heard of it.
+            for (int port : masters) {
+                try (Jedis j = cluster.node(port).client()) {
+                    j.clusterSetSlotNode(slot, dst.clusterMyId());
+                }
+            }
+            assertEquals(ClaimResult.ACQUIRED, plain.claim(moved, "t", "fp", ClaimLoad.LEASE));
+            RedisClaimStore.Completion afterMoved = waiting.completeReplicated(moved, "t", "fp", ClaimLoad.RETENTION);
+            assertEquals(HolderResult.APPLIED, afterMoved.result());
+            assertTrue(afterMoved.confirmed(), "WAIT ran on the new owner, after the write: " + afterMoved);
+            assertEquals("Dfp", dst.get(moved));
+            assertEquals(ClaimResult.done("fp"), waiting.claim(asked, "t2", "fp", ClaimLoad.LEASE));
+        }
+    }
+
     @Test
     @Order(1)
     void completedKeysSpreadOverAllThreeMastersAndLiveOnTheSlotsOwner() {

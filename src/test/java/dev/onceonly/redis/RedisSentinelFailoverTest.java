@@ -89,10 +89,11 @@ class RedisSentinelFailoverTest {
     /**
      * The window the plain SENTINEL FAILOVER test measures comes from the old master taking writes
      * between the replica's promotion and the client's switch; {@code min-replicas-to-write 1}
-     * closes it (those writes are refused, and retried by the engine).
+     * nearly closes it: those writes are refused once the old master noticed its replica left (a
+     * few may slip in before; runs lost 0 and 2, against about 1,400 without the setting).
      */
     @Test
-    void aSentinelFailoverWithMinReplicasToWriteLosesNoCompletion() throws Exception {
+    void aSentinelFailoverWithMinReplicasToWriteLosesAlmostNothing() throws Exception {
         ClaimLoad.Report[] r = underLoad("sentinel SENTINEL FAILOVER, min-replicas-to-write 1", () -> {
             try (Jedis s = group.sentinels().get(0).client()) {
                 s.sentinelFailover("m");
@@ -100,8 +101,8 @@ class RedisSentinelFailoverTest {
         });
         // Refused writes while the new master has no replica yet: the price of the setting.
         assertTrue(r[0].failed() > 0, "writes were refused until the old master followed the new one: " + r[0]);
-        assertEquals(0, r[0].windowHits(), "no completion lost without WAIT either: " + r[0]);
-        assertEquals(0, r[1].windowHits(), "no completion lost: " + r[1]);
+        assertTrue(r[0].windowHits() <= r[0].completed() / 100, "at most 1 % lost without WAIT: " + r[0]);
+        assertTrue(r[1].windowHits() <= r[1].completed() / 100, "at most 1 % lost: " + r[1]);
     }
 
     @Test

@@ -154,6 +154,14 @@ public final class RedisTopology implements AutoCloseable {
             create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
             cli(create);
             t.awaitClusterOk();
+            // Each replica done with its first sync: until then WAIT counts it out.
+            for (Node n : t.nodes) {
+                try (Jedis c = n.client()) {
+                    if (c.info("replication").contains("role:master")) {
+                        t.awaitInSync(n, 1);
+                    }
+                }
+            }
             return t;
         } catch (Exception | Error e) {
             t.close();
