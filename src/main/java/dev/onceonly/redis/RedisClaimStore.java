@@ -448,7 +448,10 @@ public final class RedisClaimStore implements ClaimStore {
      * Runs the script and then {@code WAIT} on ONE connection, pipelined: WAIT counts the replicas
      * that acknowledged the writes of the connection it is sent on, so it must follow the write on
      * the same connection (a pooled command would take any connection). In a cluster that is the
-     * connection to the key's master, following MOVED and ASK like the client does.
+     * connection to the key's master, following MOVED and ASK like the client does. This path does
+     * not refresh the client's slot map itself; the claim that precedes every completion goes
+     * through the client, which does. A redirected attempt's own WAIT is spent (it answers at once
+     * unless that node's replicas lag).
      *
      * @param replicas receives WAIT's answer when the script changed the key, else -1
      */
