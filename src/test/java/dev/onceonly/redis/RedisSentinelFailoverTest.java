@@ -54,7 +54,9 @@ class RedisSentinelFailoverTest {
 
     @AfterEach
     void stop() {
-        group.close();
+        if (group != null) {
+            group.close();
+        }
     }
 
     private RedisSettings settings() {
