@@ -250,7 +250,16 @@ public final class OnceOnlyConfig {
             throw new InvalidConfigurationException("onceonly.redis.tls.truststore", trust.truststore().toString(),
                     "a readable trust store file");
         }
-        return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels, trust);
+        // WAIT needs the count of replicas, not a flag: 0 (off) is the default, negative is refused by the range.
+        int waitReplicas = config.intValue("onceonly.redis.wait-replicas", 0, 0, 100);
+        Duration waitTimeout = config.duration("onceonly.redis.wait-timeout", RedisSettings.DEFAULT_WAIT_TIMEOUT);
+        if (waitReplicas > 0 && waitTimeout.compareTo(socket) >= 0) {
+            // A WAIT longer than the read timeout would be cut off by it and reported as Redis down.
+            throw new InvalidConfigurationException("onceonly.redis.wait-timeout", waitTimeout.toString(),
+                    "a duration below onceonly.redis.socket-timeout (" + socket + ")");
+        }
+        return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels, trust,
+                waitReplicas, waitTimeout);
     }
 
     /**

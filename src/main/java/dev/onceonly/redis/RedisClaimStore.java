@@ -5,19 +5,27 @@ import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.Response;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.SslVerifyMode;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisAskDataException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -25,9 +33,12 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
@@ -41,6 +52,19 @@ import java.util.function.UnaryOperator;
  *   <li>done: {@code D<fingerprint>} with the retention as TTL. No timestamp: the TTL already says
  *       when it goes, and every byte costs memory across millions of retained keys.</li>
  * </ul>
+ *
+ * <h2>Replication window</h2>
+ * Redis replicates asynchronously: a key marked done on a master that fails before its replica got
+ * the write is gone after the fail-over, and a later copy of the message finds no claim (the ledger,
+ * when configured, still stops it). With {@code waitReplicas > 0} every completion that changed the
+ * key is followed by Redis {@code WAIT waitReplicas waitTimeout} on the very connection that wrote it
+ * (WAIT only counts that connection's writes, and a Lua script cannot call it), pipelined with the
+ * script: one round trip. A completion the replicas did not acknowledge in time is still reported
+ * {@link HolderResult#APPLIED} — the key is done on the master, and failing it would make the engine
+ * retry a write that succeeded — but is counted ({@link #unconfirmedCompletions()}) and logged
+ * (ONCE0109W, at most once a minute). Claims are not waited for: a claim lost in a fail-over lets a
+ * concurrent copy run too, which only the ledger can stop in any case, and a claim lives for one
+ * lease; a completion is what stops copies for the whole retention.
  */
 public final class RedisClaimStore implements ClaimStore {
 
@@ -90,6 +114,19 @@ public final class RedisClaimStore implements ClaimStore {
      * the consumer for the whole pause. 0 when Redis answers.
      */
     private volatile long quietUntil;
+    /** Sentinel mode: the master's name; standalone: host:port, when known (from settings); for {@link #topology()}. */
+    private String sentinelMaster = "";
+    private String standalone;
+    /** How to open a connection to a cluster node the client has no pool for yet (health only). */
+    private JedisClientConfig nodeConfig = DefaultJedisClientConfig.builder().build();
+    /** Replicas that must acknowledge a completion; 0: WAIT is not used. */
+    private final int waitReplicas;
+    private final long waitTimeoutMillis;
+    private final AtomicLong unconfirmed = new AtomicLong();
+    /** Unconfirmed completions not yet logged, and when ONCE0109W was last logged (nanoTime). */
+    private final AtomicLong unreported = new AtomicLong();
+    private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - REPORT_EVERY_NANOS);
+    private static final long REPORT_EVERY_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
 
     /**
      * Wraps a client the caller built (tests, benchmarks). The store closes it.
@@ -108,8 +145,27 @@ public final class RedisClaimStore implements ClaimStore {
      *                          long (then one asks Redis again); zero to always ask
      */
     public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout) {
+        this(redis, quietAfterTimeout, 0, RedisSettings.DEFAULT_WAIT_TIMEOUT);
+    }
+
+    /**
+     * Wraps a client the caller built, waiting for replicas after each completion. The store closes it.
+     *
+     * @param redis             the client
+     * @param quietAfterTimeout after a command timed out, further commands fail at once for this
+     *                          long (then one asks Redis again); zero to always ask
+     * @param waitReplicas      replicas that must acknowledge a completion (Redis {@code WAIT}); 0 not to wait
+     * @param waitTimeout       how long a completion waits for them at most; keep it below the socket timeout
+     * @throws IllegalArgumentException if {@code waitReplicas} is negative
+     */
+    public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout, int waitReplicas, Duration waitTimeout) {
+        if (waitReplicas < 0) {
+            throw new IllegalArgumentException("waitReplicas must not be negative: " + waitReplicas);
+        }
         this.redis = redis;
         this.quietNanos = quietAfterTimeout.toNanos();
+        this.waitReplicas = waitReplicas;
+        this.waitTimeoutMillis = waitTimeout.toMillis();
     }
 
     /**
@@ -121,23 +177,17 @@ public final class RedisClaimStore implements ClaimStore {
     public static RedisClaimStore connect(RedisSettings settings) {
         // In a cluster one node's timeout says nothing about the others: no quiet time there.
         Duration quiet = settings.mode() == RedisSettings.Mode.CLUSTER ? Duration.ZERO : settings.socketTimeout();
-        RedisClaimStore store = new RedisClaimStore(client(settings), quiet);
+        RedisClaimStore store = new RedisClaimStore(client(settings), quiet, settings.waitReplicas(), settings.waitTimeout());
+        store.sentinelMaster = settings.sentinelMaster();
+        store.standalone = settings.mode() == RedisSettings.Mode.STANDALONE ? settings.nodes().get(0) : null;
+        store.nodeConfig = clientConfig(settings);
         store.checkEvictionPolicy();
         LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());
         return store;
     }
 
     static UnifiedJedis client(RedisSettings s) {
-        JedisClientConfig config = DefaultJedisClientConfig.builder()
-                .connectionTimeoutMillis((int) s.connectTimeout().toMillis())
-                .socketTimeoutMillis((int) s.socketTimeout().toMillis())
-                .user(s.user())
-                .password(s.password())
-                .database(s.database())
-                .ssl(s.tls())
-                .sslOptions(s.tls() ? sslOptions(s.trust()) : null)
-                .clientName("onceonly")
-                .build();
+        JedisClientConfig config = clientConfig(s);
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(s.poolSize());
         pool.setMaxIdle(s.poolSize());
@@ -169,6 +219,19 @@ public final class RedisClaimStore implements ClaimStore {
             case CLUSTER -> RedisClusterClient.builder().nodes(nodes).clientConfig(config).poolConfig(pool)
                     .maxTotalRetriesDuration(s.socketTimeout()).build();
         };
+    }
+
+    private static JedisClientConfig clientConfig(RedisSettings s) {
+        return DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis((int) s.connectTimeout().toMillis())
+                .socketTimeoutMillis((int) s.socketTimeout().toMillis())
+                .user(s.user())
+                .password(s.password())
+                .database(s.database())
+                .ssl(s.tls())
+                .sslOptions(s.tls() ? sslOptions(s.trust()) : null)
+                .clientName("onceonly")
+                .build();
     }
 
     /**
@@ -213,11 +276,59 @@ public final class RedisClaimStore implements ClaimStore {
 
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+        return completeReplicated(key, token, fingerprint, retention).result();
+    }
+
+    /**
+     * The outcome of one completion.
+     *
+     * @param result   what {@link #complete} reports
+     * @param replicas how many replicas acknowledged the write within the wait timeout; -1 when not
+     *                 asked (WAIT off, or nothing was written by this call)
+     * @param confirmed whether the write is known to be on {@code waitReplicas} replicas (always
+     *                 false with WAIT off)
+     */
+    record Completion(HolderResult result, int replicas, boolean confirmed) {
+    }
+
+    /** {@link #complete}, telling also whether the replicas acknowledged it (tests measure the window with it). */
+    Completion completeReplicated(String key, String token, String fingerprint, Duration retention) {
         String done = "D" + fingerprint;
+        // replicas[0]: what WAIT answered after the attempt whose script changed the key, else -1.
+        int[] replicas = {-1};
+        Function<String[], Object> run = waitReplicas == 0
+                ? keyAndArgs -> evalsha(COMPLETE_SCRIPT, key, keyAndArgs)
+                : keyAndArgs -> evalshaThenWait(COMPLETE_SCRIPT, key, keyAndArgs, replicas);
         // A retry after a lost reply finds the key already done, most likely by the first attempt:
-        // that is the holder's own completion, not a lost lease (else a false ONCE0103W).
-        return holder(call(COMPLETE_SCRIPT, "complete", reply -> isApplied(reply) || !done.equals(redis.get(key)) ? reply : APPLIED,
-                key, holderPrefix(token), done, Long.toString(retention.toMillis())));
+        // that is the holder's own completion, not a lost lease (else a false ONCE0103W). Whether
+        // that first write reached the replicas is then unknown: replicas stays -1, unconfirmed.
+        HolderResult result = holder(call(COMPLETE_SCRIPT, "complete", reply -> isApplied(reply) || !done.equals(redis.get(key)) ? reply : APPLIED,
+                run, key, holderPrefix(token), done, Long.toString(retention.toMillis())));
+        boolean confirmed = waitReplicas > 0 && replicas[0] >= waitReplicas;
+        if (waitReplicas > 0 && result == HolderResult.APPLIED && !confirmed) {
+            unconfirmed(replicas[0]);
+        }
+        return new Completion(result, replicas[0], confirmed);
+    }
+
+    /**
+     * {@return completions since start that fewer than {@code waitReplicas} replicas acknowledged in
+     * time (0 with WAIT off)}
+     */
+    public long unconfirmedCompletions() {
+        return unconfirmed.get();
+    }
+
+    private void unconfirmed(int replicas) {
+        unconfirmed.incrementAndGet();
+        unreported.incrementAndGet();
+        long last = lastReport.get();
+        long now = System.nanoTime();
+        // One line a minute at most: with a replica down, every completion falls short.
+        if (now - last >= REPORT_EVERY_NANOS && lastReport.compareAndSet(last, now)) {
+            LogId.ONCE0109W.log(unreported.getAndSet(0), waitReplicas, waitTimeoutMillis,
+                    replicas < 0 ? "unknown (reply lost, written on retry)" : replicas + " acknowledged");
+        }
     }
 
     @Override
@@ -256,11 +367,16 @@ public final class RedisClaimStore implements ClaimStore {
         return call(script, operation, UnaryOperator.identity(), key, args);
     }
 
+    private Object call(Script script, String operation, UnaryOperator<Object> afterLostReply, String key, String... args) {
+        return call(script, operation, afterLostReply, keyAndArgs -> evalsha(script, key, keyAndArgs), key, args);
+    }
+
     /**
      * @param afterLostReply reads the reply of the retry that follows a connection lost mid-call,
      *                       when the first attempt may have been applied without its reply arriving
      */
-    private Object call(Script script, String operation, UnaryOperator<Object> afterLostReply, String key, String... args) {
+    private Object call(Script script, String operation, UnaryOperator<Object> afterLostReply,
+                        Function<String[], Object> run, String key, String... args) {
         long quiet = quietUntil;
         if (quiet != 0 && quiet - System.nanoTime() > 0) {
             throw new ClaimStoreException(name(), operation,
@@ -269,7 +385,7 @@ public final class RedisClaimStore implements ClaimStore {
         String[] keyAndArgs = prepend(key, args);
         try {
             try {
-                return answered(evalsha(script, key, keyAndArgs));
+                return answered(run.apply(keyAndArgs));
             } catch (JedisConnectionException e) {
                 if (timedOut(e)) {
                     // Redis is slow, paused or cut off: a second try would only double the wait. One
@@ -279,7 +395,7 @@ public final class RedisClaimStore implements ClaimStore {
                 // A pooled connection Redis closed meanwhile (restart, fail-over, idle timeout): the
                 // pool drops it; one retry on another connection. Safe to repeat: claim recognises
                 // its own token, and the holder-checked scripts change nothing a second time.
-                return answered(afterLostReply.apply(evalsha(script, key, keyAndArgs)));
+                return answered(afterLostReply.apply(run.apply(keyAndArgs)));
             }
         } catch (JedisException e) {
             if (quietNanos > 0 && timedOut(e)) {
@@ -320,10 +436,94 @@ public final class RedisClaimStore implements ClaimStore {
         try {
             return redis.evalsha(script.sha, 1, keyAndArgs);
         } catch (JedisNoScriptException e) {
-            // Script cache lost (restart, fail-over, SCRIPT FLUSH): load it on the key's node, retry once.
-            redis.scriptLoad(script.source, key);
-            return redis.evalsha(script.sha, 1, keyAndArgs);
+            // Script cache lost (restart, fail-over, SCRIPT FLUSH) or never filled on this node: run
+            // the source, which caches it there. EVAL goes to the key's node like EVALSHA; SCRIPT LOAD
+            // does not: Jedis broadcasts it to every master of a cluster, so one frozen master failed
+            // (or held up by a socket timeout) every first call on the other masters' keys.
+            return redis.eval(script.source, 1, keyAndArgs);
         }
+    }
+
+    /**
+     * Runs the script and then {@code WAIT} on ONE connection, pipelined: WAIT counts the replicas
+     * that acknowledged the writes of the connection it is sent on, so it must follow the write on
+     * the same connection (a pooled command would take any connection). In a cluster that is the
+     * connection to the key's master, following MOVED and ASK like the client does. This path does
+     * not refresh the client's slot map itself; the claim that precedes every completion goes
+     * through the client, which does. A redirected attempt's own WAIT is spent (it answers at once
+     * unless that node's replicas lag).
+     *
+     * @param replicas receives WAIT's answer when the script changed the key, else -1
+     */
+    private Object evalshaThenWait(Script script, String key, String[] keyAndArgs, int[] replicas) {
+        HostAndPort target = null;
+        boolean asking = false;
+        boolean bySource = false;
+        for (int hop = 0; ; hop++) {
+            Response<Object> r;
+            Response<Long> acknowledged;
+            try (Pipeline p = pipelineFor(key, target)) {
+                if (asking) {
+                    p.sendCommand(Protocol.Command.ASKING, new String[0]);
+                }
+                r = bySource ? p.eval(script.source, 1, keyAndArgs) : p.evalsha(script.sha, 1, keyAndArgs);
+                acknowledged = p.waitReplicas(key, waitReplicas, waitTimeoutMillis);
+                p.sync();
+            }
+            Object reply;
+            try {
+                reply = r.get();
+            } catch (JedisNoScriptException e) {
+                if (bySource) {
+                    throw e;
+                }
+                // Script cache lost on this node (restart, fail-over, SCRIPT FLUSH): run the source
+                // there, which caches it (see evalsha). Nothing was written by the refused call.
+                bySource = true;
+                continue;
+            } catch (JedisRedirectionException e) {
+                // The slot moved (MOVED) or is moving (ASK): nothing was written; go where Redis says.
+                if (hop >= 3) {
+                    throw e;
+                }
+                target = e.getTargetNode();
+                asking = e instanceof JedisAskDataException;
+                continue;
+            }
+            replicas[0] = isApplied(reply) ? acknowledged(acknowledged) : -1;
+            return reply;
+        }
+    }
+
+    /**
+     * WAIT's answer; -1 when it was refused (an ACL without {@code +wait}, a node that just became a
+     * replica): the write was applied all the same, and is then reported unconfirmed, not failed.
+     */
+    private static int acknowledged(Response<Long> wait) {
+        try {
+            return wait.get().intValue();
+        } catch (redis.clients.jedis.exceptions.JedisDataException refused) {
+            return -1;
+        }
+    }
+
+    /** A pipeline on one connection: to {@code node} if given (a redirection), else to the key's master. */
+    private Pipeline pipelineFor(String key, HostAndPort node) {
+        if (redis instanceof RedisClusterClient cluster) {
+            Connection c;
+            if (node == null) {
+                c = cluster.getConnectionFromSlot(JedisClusterCRC16.getSlot(key));
+            } else {
+                ConnectionPool pool = cluster.getClusterNodes().get(node.toString());
+                if (pool == null) {
+                    throw new JedisConnectionException("cluster node " + node + " is not known yet");
+                }
+                c = pool.getResource();
+            }
+            return new Pipeline(c, true);
+        }
+        // Standalone and Sentinel: one pooled connection to the (current) master, returned on close.
+        return (Pipeline) redis.pipelined();
     }
 
     private static String[] prepend(String key, String[] args) {
@@ -333,14 +533,86 @@ public final class RedisClaimStore implements ClaimStore {
         return all;
     }
 
-    /** Whether Redis answers a PING now (for health checks). */
+    /**
+     * {@return how the store reaches Redis, for readiness: {@code standalone host:port},
+     * {@code sentinel master <name> at host:port} (the master the sentinels name now) or
+     * {@code cluster, nodes known: host:port,...}; addresses only, never credentials}
+     */
+    public String topology() {
+        if (redis instanceof RedisSentinelClient sentinel) {
+            HostAndPort master = sentinel.getCurrentMaster();
+            return "sentinel master " + sentinelMaster + " at " + (master == null ? "unknown" : master);
+        }
+        if (redis instanceof RedisClusterClient cluster) {
+            return "cluster, nodes known: " + String.join(",", new java.util.TreeSet<>(cluster.getClusterNodes().keySet()));
+        }
+        return "standalone" + (standalone == null ? "" : " " + standalone);
+    }
+
+    /**
+     * Whether Redis answers now (for readiness), naming the topology and the node that does not
+     * answer (host and port only). Standalone and Sentinel: a PING to the (current) master. Cluster:
+     * the cluster state as a node reports it and a PING to every master serving slots, so a master
+     * that is down shows until its replica took over; a failed node that serves no slot does not
+     * make the store unready.
+     */
     @Override
     public Optional<String> problem() {
-        try {
-            return "PONG".equalsIgnoreCase(redis.ping()) ? Optional.empty() : Optional.of("Redis does not answer PING");
-        } catch (JedisException e) {
-            return Optional.of("Redis does not answer PING (" + e.getClass().getSimpleName() + ")");
+        if (redis instanceof RedisClusterClient cluster) {
+            return clusterProblem(cluster);
         }
+        try {
+            return "PONG".equalsIgnoreCase(redis.ping()) ? Optional.empty()
+                    : Optional.of(topology() + " does not answer PING");
+        } catch (JedisException e) {
+            return Optional.of(topology() + " does not answer PING (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    private Optional<String> clusterProblem(RedisClusterClient cluster) {
+        Map<String, ConnectionPool> nodes = new java.util.TreeMap<>(cluster.getClusterNodes());
+        String view = null;
+        String reporter = null;
+        // The cluster's own view, from the first node that answers.
+        for (Map.Entry<String, ConnectionPool> node : nodes.entrySet()) {
+            try (Connection c = node.getValue().getResource()) {
+                c.sendCommand(Protocol.Command.CLUSTER, "INFO");
+                String info = c.getBulkReply();
+                if (!info.contains("cluster_state:ok")) {
+                    return Optional.of("cluster state is not ok (as " + node.getKey() + " reports it)");
+                }
+                c.sendCommand(Protocol.Command.CLUSTER, "NODES");
+                view = c.getBulkReply();
+                reporter = node.getKey();
+                break;
+            } catch (JedisException e) {
+                // ask the next node
+            }
+        }
+        if (view == null) {
+            return Optional.of("cluster: no node answers (" + String.join(",", nodes.keySet()) + ")");
+        }
+        List<String> down = new java.util.ArrayList<>();
+        for (String line : view.split("\n")) {
+            String[] f = line.trim().split(" ");
+            // id address flags master-id ping pong epoch link-state slot...: a master with slots.
+            if (f.length < 9 || !f[2].contains("master")) {
+                continue;
+            }
+            String address = f[1].contains("@") ? f[1].substring(0, f[1].indexOf('@')) : f[1];
+            if (f[2].contains("fail") && !f[2].contains("fail?")) {
+                down.add(address + " (failed, serving slots " + f[8] + (f.length > 9 ? "..." : "") + ")");
+                continue;
+            }
+            ConnectionPool pool = nodes.get(address);
+            try (Connection c = pool == null ? new Connection(HostAndPort.from(address), nodeConfig) : pool.getResource()) {
+                c.ping();
+            } catch (JedisException e) {
+                down.add(address + " (" + e.getClass().getSimpleName() + ")");
+            }
+        }
+        return down.isEmpty() ? Optional.empty()
+                : Optional.of("cluster master(s) not answering PING: " + String.join(", ", down) + " (as " + reporter + " reports the cluster)");
     }
 
     @Override

@@ -19,10 +19,16 @@ import java.util.List;
  * @param sentinels       how to reach the sentinels themselves (sentinel mode): their own ACL user,
  *                        password and TLS, which may differ from the data nodes'
  * @param trust           whom TLS connections trust, and whether the host name is checked
+ * @param waitReplicas    after marking a key done, how many replicas must acknowledge the write
+ *                        (Redis {@code WAIT}) before it counts as safe from a fail-over; 0: do not wait
+ * @param waitTimeout     how long one completion waits for those replicas at most (below the socket timeout)
  */
 public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user,
                             String password, int database, Duration connectTimeout, Duration socketTimeout,
-                            int poolSize, SentinelAuth sentinels, TlsTrust trust) {
+                            int poolSize, SentinelAuth sentinels, TlsTrust trust, int waitReplicas, Duration waitTimeout) {
+
+    /** {@code onceonly.redis.wait-timeout} when not set. */
+    public static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofMillis(100);
 
     /** How the nodes are organised. */
     public enum Mode {
@@ -86,11 +92,58 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
      * @param poolSize       maximum connections in the pool
      * @param sentinels      how to reach the sentinels, or {@code null} for {@link SentinelAuth#NONE}
      * @param trust          whom TLS connections trust, or {@code null} for {@link TlsTrust#DEFAULT}
+     * @param waitReplicas   replicas that must acknowledge a completion; 0 (not negative): do not wait
+     * @param waitTimeout    how long a completion waits for them, or {@code null} for {@link #DEFAULT_WAIT_TIMEOUT}
+     * @throws IllegalArgumentException if {@code waitReplicas} is negative, or positive with a
+     *                                  {@code waitTimeout} not below {@code socketTimeout}
      */
     public RedisSettings {
         nodes = List.copyOf(nodes);
         sentinels = sentinels == null ? SentinelAuth.NONE : sentinels;
         trust = trust == null ? TlsTrust.DEFAULT : trust;
+        waitTimeout = waitTimeout == null ? DEFAULT_WAIT_TIMEOUT : waitTimeout;
+        if (waitReplicas < 0) {
+            throw new IllegalArgumentException("waitReplicas must not be negative: " + waitReplicas);
+        }
+        if (waitReplicas > 0 && waitTimeout.compareTo(socketTimeout) >= 0) {
+            // WAIT blocks the read: as long as the socket timeout, it would be cut off and look like Redis down.
+            throw new IllegalArgumentException("waitTimeout " + waitTimeout + " must be below socketTimeout " + socketTimeout);
+        }
+    }
+
+    /**
+     * Settings that do not wait for replicas after a completion.
+     *
+     * @param mode           standalone, sentinel or cluster
+     * @param nodes          standalone: one host:port; sentinel: the sentinels; cluster: seed nodes
+     * @param sentinelMaster master name (sentinel mode only), else empty
+     * @param tls            whether to use TLS ({@code rediss://})
+     * @param user           ACL user, or {@code null}
+     * @param password       password, or {@code null}
+     * @param database       database index (standalone and sentinel)
+     * @param connectTimeout connection timeout
+     * @param socketTimeout  read timeout of one command
+     * @param poolSize       maximum connections in the pool
+     * @param sentinels      how to reach the sentinels, or {@code null} for {@link SentinelAuth#NONE}
+     * @param trust          whom TLS connections trust, or {@code null} for {@link TlsTrust#DEFAULT}
+     */
+    public RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user, String password,
+                         int database, Duration connectTimeout, Duration socketTimeout, int poolSize, SentinelAuth sentinels,
+                         TlsTrust trust) {
+        this(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout, poolSize,
+                sentinels, trust, 0, DEFAULT_WAIT_TIMEOUT);
+    }
+
+    /**
+     * These settings, waiting for replicas after each completion.
+     *
+     * @param replicas replicas that must acknowledge a completion; 0: do not wait
+     * @param timeout  how long a completion waits for them at most
+     * @return the new settings
+     */
+    public RedisSettings withWait(int replicas, Duration timeout) {
+        return new RedisSettings(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout,
+                poolSize, sentinels, trust, replicas, timeout);
     }
 
     /**
@@ -137,7 +190,8 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
     /** {@return mode and nodes for logs, never credentials} */
     public String describe() {
         return mode.name().toLowerCase(java.util.Locale.ROOT) + " " + String.join(",", nodes) + (tls ? " tls" : "")
-                + (mode == Mode.SENTINEL ? " master=" + sentinelMaster : "");
+                + (mode == Mode.SENTINEL ? " master=" + sentinelMaster : "")
+                + (waitReplicas > 0 ? " wait=" + waitReplicas + "/" + waitTimeout.toMillis() + "ms" : "");
     }
 
     @Override

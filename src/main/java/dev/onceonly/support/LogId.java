@@ -57,6 +57,14 @@ public enum LogId {
             + "published later is stopped only by the ledger (without it, processed again)"),
     /** A committed message was marked done once the claim store answered again. */
     ONCE0108I(Level.INFO, "Marked the key of consumer '%s' (key %s) done %d ms after the message started, once the claim store answered again"),
+    /**
+     * Fewer replicas than {@code onceonly.redis.wait-replicas} acknowledged completions within
+     * {@code wait-timeout}: a fail-over may lose those keys (the ledger still stops a copy). At most
+     * one line a minute, with the count since the last.
+     */
+    ONCE0109W(Level.WARNING, "Redis: %d completion(s) acknowledged by fewer than %d replica(s) within %d ms "
+            + "(onceonly.redis.wait-replicas, wait-timeout) since the last report, lately %s: a fail-over now may lose "
+            + "those keys, and a copy of such a message is then stopped only by the ledger"),
     /** Lease lost during renewal: raise the lease. */
     ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
             + "raise the lease (now %s)"),

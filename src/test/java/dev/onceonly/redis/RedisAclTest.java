@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class RedisAclTest {
 
     /** The ACL rule of README's "Operations" section. */
-    static final String RULE = "~oo:* resetchannels -@all +evalsha +eval +script|load +get +set +del +pexpire +exists +ping"
+    static final String RULE = "~oo:* resetchannels -@all +evalsha +eval +get +set +del +pexpire +exists +ping"
             + " +client|setname +hello";
 
     @Test
@@ -42,6 +42,30 @@ class RedisAclTest {
                 assertEquals(Optional.empty(), store.problem());
                 assertThrows(ClaimStoreException.class, () -> store.claim("other:key", "t1", "fp", Duration.ofSeconds(30)),
                         "keys outside the prefix are refused");
+            }
+        }
+    }
+
+    /**
+     * With onceonly.redis.wait-replicas the user needs {@code +wait}; without it a completion is
+     * still applied and reported unconfirmed, never failed after its write.
+     */
+    @Test
+    void waitNeedsItsOwnPermissionAndItsRefusalNeverFailsACompletion() throws Exception {
+        try (PrivateRedis server = new PrivateRedis(); RedisClient admin = server.client()) {
+            admin.sendCommand(redis.clients.jedis.Protocol.Command.ACL, ("SETUSER with-wait on >pw " + RULE + " +wait").split(" "));
+            admin.sendCommand(redis.clients.jedis.Protocol.Command.ACL, ("SETUSER without-wait on >pw " + RULE).split(" "));
+            for (String user : List.of("with-wait", "without-wait")) {
+                RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, List.of("127.0.0.1:" + server.port()), "",
+                        false, user, "pw", 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 2).withWait(1, Duration.ofMillis(50));
+                try (RedisClaimStore store = RedisClaimStore.connect(settings)) {
+                    String key = "oo:acl:wait:" + user;
+                    store.claim(key, "t1", "fp", Duration.ofSeconds(30));
+                    // No replica here: WAIT answers 0 after its timeout, or is refused (-1) without +wait.
+                    assertEquals(new RedisClaimStore.Completion(HolderResult.APPLIED, user.equals("with-wait") ? 0 : -1, false),
+                            store.completeReplicated(key, "t1", "fp", Duration.ofHours(1)));
+                    assertEquals(ClaimResult.done("fp"), store.claim(key, "t2", "fp", Duration.ofSeconds(30)));
+                }
             }
         }
     }
