@@ -49,8 +49,12 @@ import java.util.function.UnaryOperator;
  * <h2>Values</h2>
  * <ul>
  *   <li>in progress: {@code P<token>|<fingerprint>} with the lease as TTL;</li>
- *   <li>done: {@code D<fingerprint>} with the retention as TTL. No timestamp: the TTL already says
- *       when it goes, and every byte costs memory across millions of retained keys.</li>
+ *   <li>done: {@code D<fingerprint>} with the retention as TTL, or {@code 1} when there is no
+ *       fingerprint (content keys, which are the body's hash already). No timestamp: the TTL already
+ *       says when it goes, and every byte costs memory across millions of retained keys; {@code 1}
+ *       is a small integer, which Redis keeps as one shared object instead of a string per key
+ *       (133 instead of 165 bytes per retained key; not under an LRU or LFU {@code maxmemory-policy},
+ *       where every key needs an object of its own).</li>
  * </ul>
  *
  * <h2>Replication window</h2>
@@ -67,6 +71,9 @@ import java.util.function.UnaryOperator;
  * lease; a completion is what stops copies for the whole retention.
  */
 public final class RedisClaimStore implements ClaimStore {
+
+    /** The done value of a key stored without a fingerprint: a shared integer object in Redis. */
+    static final String DONE_WITHOUT_FINGERPRINT = "1";
 
     /** SET NX PX, and on failure the current value in the same call: never GET-then-SET. */
     static final String CLAIM = """
@@ -263,6 +270,9 @@ public final class RedisClaimStore implements ClaimStore {
             // Our own claim: a first attempt whose reply was lost (see call) did take the key.
             return ClaimResult.ACQUIRED;
         }
+        if (value.equals(DONE_WITHOUT_FINGERPRINT)) {
+            return ClaimResult.done("");
+        }
         if (value.startsWith("D")) {
             return ClaimResult.done(value.substring(1));
         }
@@ -293,7 +303,7 @@ public final class RedisClaimStore implements ClaimStore {
 
     /** {@link #complete}, telling also whether the replicas acknowledged it (tests measure the window with it). */
     Completion completeReplicated(String key, String token, String fingerprint, Duration retention) {
-        String done = "D" + fingerprint;
+        String done = fingerprint.isEmpty() ? DONE_WITHOUT_FINGERPRINT : "D" + fingerprint;
         // replicas[0]: what WAIT answered after the attempt whose script changed the key, else -1.
         int[] replicas = {-1};
         Function<String[], Object> run = waitReplicas == 0

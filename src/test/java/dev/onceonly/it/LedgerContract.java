@@ -191,7 +191,8 @@ abstract class LedgerContract {
     String claim(String storeKey) throws SQLException {
         if (!db.databaseStore()) {
             String value = redis.get(storeKey);
-            return value == null ? null : value.substring(0, 1);
+            // A done content key is "1", any other done key "D<fingerprint>", in progress "P<token>|...".
+            return value == null ? null : value.equals("1") ? "D" : value.substring(0, 1);
         }
         try (Connection c = db.connect();
              PreparedStatement s = c.prepareStatement("select state, expires_at from onceonly_claim where claim_key = ?")) {

@@ -47,6 +47,30 @@ class RedisClaimStoreBehaviourTest {
     }
 
     /**
+     * A done key without a fingerprint (content keys) is the small integer 1, which Redis keeps as one
+     * shared object ("int" encoding, refcount shared) rather than a string per key; one with a
+     * fingerprint keeps it; a "D" written by an earlier version still reads as done.
+     */
+    @Test
+    void aDoneContentKeyIsASharedIntegerAndOlderValuesStillRead() {
+        String content = prefix + "content";
+        store.claim(content, "t1", "", Duration.ofSeconds(5));
+        store.complete(content, "t1", "", Duration.ofSeconds(60));
+        assertEquals("1", admin.get(content));
+        assertEquals("int", admin.objectEncoding(content));
+        assertEquals(ClaimResult.done(""), store.claim(content, "t2", "", Duration.ofSeconds(5)));
+
+        String explicit = prefix + "explicit";
+        store.claim(explicit, "t1", "fp", Duration.ofSeconds(5));
+        store.complete(explicit, "t1", "fp", Duration.ofSeconds(60));
+        assertEquals("Dfp", admin.get(explicit));
+
+        String older = prefix + "older";
+        admin.psetex(older, 60_000, "D");
+        assertEquals(ClaimResult.done(""), store.claim(older, "t3", "", Duration.ofSeconds(5)));
+    }
+
+    /**
      * One command per primitive: a fresh message costs claim + complete = 2, a duplicate costs 1.
      * Counted on a Redis of the test's own, so no other client's commands can be counted.
      */
