@@ -85,11 +85,14 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$mode" = unguarded ] && enabled=false
     reserved=false
     [ "$mode" = outbox ] && reserved=true
+    # The events go to the benchmark's sink queue, not to the demo's own consumer of them: that would
+    # be a second guarded consumer in the same server, not the outbox's cost.
+    binding=order.reserved.downstream-off
     store="${ONCEONLY_STORE:-redis}"
     [ "$mode" = database ] && store=database
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
-    DEMO_RESERVED_EVENTS=$reserved ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+    DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
       DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
       "$SERVER" start defaultServer --clean >/dev/null
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \

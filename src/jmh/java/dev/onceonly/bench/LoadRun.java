@@ -90,6 +90,12 @@ public final class LoadRun {
             AtomicReference<String> unroutable = new AtomicReference<>();
             publish.addReturnListener(r -> unroutable.compareAndSet(null, r.getReplyText() + " (" + r.getRoutingKey() + ")"));
             probe.queuePurge(queue); // leftovers of an aborted run would count as this run's messages
+            // The order.reserved events of the outbox mode land here (the demo's own consumer of them is
+            // off in that mode), so what is measured is the outbox and the relay, not a second consumer.
+            String sink = queue + ".reserved-sink";
+            probe.queueDeclare(sink, false, false, false, null);
+            probe.queueBind(sink, opts.get("exchange", "orders"), "order.reserved");
+            probe.queuePurge(sink);
 
             if (warmup > 0) {
                 System.out.printf("[%s] warm-up: %,d orders%n", label, warmup);
@@ -109,6 +115,9 @@ public final class LoadRun {
             JsonObject result = result(opts, label, count, orders, wallSeconds, cpu, before, after, shipping);
             System.out.print(LoadSummary.block(result));
             checkMode(label, after.getJsonObject("timing").getJsonObject("guardMicros").getJsonNumber("count").longValue());
+            Thread.sleep(1_000); // the relay publishes right behind the consumer
+            System.out.printf("[%s] order.reserved events in %s: %,d%n", label, sink, probe.queueDeclarePassive(sink).getMessageCount());
+            probe.queueDelete(sink);
             return result;
         }
     }
