@@ -13,6 +13,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -194,7 +196,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 deleted = 0;
                 long now = clock.millis();
                 StringBuilder ids = new StringBuilder();
-                java.util.List<String> keys = new java.util.ArrayList<>();
+                List<String> keys = new ArrayList<>();
                 try (PreparedStatement s = c.prepareStatement("select claim_key from onceonly_claim where expires_at <= ?")) {
                     s.setLong(1, now);
                     s.setMaxRows(batchSize);

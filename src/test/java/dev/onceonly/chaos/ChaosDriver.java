@@ -82,7 +82,7 @@ public final class ChaosDriver {
     private volatile long lastSlowPublishNanos;
     private final List<ChaosReport.DeadLetter> deadLetters = new CopyOnWriteArrayList<>();
     /** order id → message id → copies of the order.reserved events the instances sent through the outbox. */
-    private final Map<String, Map<String, Integer>> reserved = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Map<String, Integer>> reserved = new ConcurrentHashMap<>();
 
     private ChaosOrders orders;
     private long[] confirmedNanos;
@@ -221,7 +221,7 @@ public final class ChaosDriver {
             @Override
             public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) throws IOException {
                 String order = new String(body, StandardCharsets.UTF_8).replaceAll("(?s).*\"orderId\":\"([^\"]*)\".*", "$1");
-                reserved.computeIfAbsent(order, o -> new java.util.concurrent.ConcurrentHashMap<>())
+                reserved.computeIfAbsent(order, o -> new ConcurrentHashMap<>())
                         .merge(String.valueOf(props.getMessageId()), 1, Integer::sum);
                 getChannel().basicAck(envelope.getDeliveryTag(), false);
             }

@@ -1,5 +1,8 @@
 package dev.onceonly.it;
 
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.engine.ConsumerSettings;
@@ -12,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.RedisClient;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,6 +29,7 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
@@ -218,12 +223,12 @@ abstract class LedgerContract {
     /** A queue of the test's own, bound to the demo's exchange for payment.notified: message id → copies. */
     static final class Notifications implements AutoCloseable {
         private final com.rabbitmq.client.Connection connection;
-        private final com.rabbitmq.client.Channel channel;
+        private final Channel channel;
         private final String queue;
-        private final Map<String, Integer> copies = new java.util.TreeMap<>();
+        private final Map<String, Integer> copies = new TreeMap<>();
 
         Notifications(LedgerDatabase db) throws Exception {
-            com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+            ConnectionFactory f = new ConnectionFactory();
             f.setHost("127.0.0.1");
             f.setPort(db.amqpPort());
             connection = f.newConnection("onceonly-it-notifications");
@@ -244,8 +249,8 @@ abstract class LedgerContract {
             return Map.copyOf(copies);
         }
 
-        private void drain() throws java.io.IOException {
-            for (com.rabbitmq.client.GetResponse r = channel.basicGet(queue, true); r != null; r = channel.basicGet(queue, true)) {
+        private void drain() throws IOException {
+            for (GetResponse r = channel.basicGet(queue, true); r != null; r = channel.basicGet(queue, true)) {
                 copies.merge(r.getProps().getMessageId(), 1, Integer::sum);
             }
         }
