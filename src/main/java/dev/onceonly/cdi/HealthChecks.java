@@ -42,6 +42,7 @@ final class HealthChecks {
         for (HealthProbe probe : CDI.current().select(HealthProbe.class)) {
             Optional<String> problem = probe.problem();
             b.withData(probe.name(), problem.map(p -> "DOWN: " + p).orElse("UP"));
+            probe.details().forEach(b::withData);
             if (problem.isPresent()) {
                 b.down();
             }

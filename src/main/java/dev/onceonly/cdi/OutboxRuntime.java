@@ -30,6 +30,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -152,15 +153,35 @@ public class OutboxRuntime {
         }
     }
 
-    /** Readiness of the outbox, when in use: its broker connection is open. Parked rows show in the metrics and the log. */
+    /**
+     * Readiness of the outbox, when in use: DOWN while its broker connection is down. Pending and
+     * parked rows, as the last sweep counted them, show beside it ({@code outbox:pending},
+     * {@code outbox:parked}) without changing the status: a parked row needs an operator, not a
+     * restart or less traffic.
+     */
     @Produces
     HealthProbe outboxProbe() {
-        return HealthProbe.of("outbox", () -> {
-            OutboxPublisher p = publisher;
-            if (p == null || p.connected()) {
-                return Optional.empty();
+        return new HealthProbe() {
+            @Override
+            public String name() {
+                return "outbox";
             }
-            return Optional.of("the relay is not connected to the broker; rows wait in the table");
-        });
+
+            @Override
+            public Optional<String> problem() {
+                OutboxPublisher p = publisher;
+                if (p == null || p.connected()) {
+                    return Optional.empty();
+                }
+                return Optional.of("the relay is not connected to the broker; rows wait in the table");
+            }
+
+            @Override
+            public Map<String, String> details() {
+                OutboxRelay r = relay;
+                return r == null ? Map.of() : r.lastCounts().map(c -> Map.of("outbox:pending", Long.toString(c.pending()),
+                        "outbox:parked", Long.toString(c.parked()))).orElse(Map.of());
+            }
+        };
     }
 }

@@ -68,6 +68,8 @@ public final class OutboxRelay implements AutoCloseable {
     private final Map<Long, Long> committedAt = new ConcurrentHashMap<>();
     private final ScheduledFuture<?> sweeps;
     private volatile boolean closed;
+    /** Pending and parked rows as the last sweep counted them; null before the first count. */
+    private volatile OutboxStore.Counts counts;
 
     /**
      * Schedules the sweep on {@code scheduler}, the first one at once (rows an earlier run of this
@@ -141,6 +143,11 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
+    /** {@return pending and parked rows as the last sweep counted them, if it did} */
+    public Optional<OutboxStore.Counts> lastCounts() {
+        return Optional.ofNullable(counts);
+    }
+
     /** One sweep: pending rows older than {@code sweepAfter}, batch after batch; then the purge and the counts. */
     void sweep() {
         try {
@@ -157,7 +164,9 @@ public final class OutboxRelay implements AutoCloseable {
             if (purged > 0) {
                 LogId.ONCE0604I.log(purged);
             }
-            listener.counted(store.counts());
+            OutboxStore.Counts now = store.counts();
+            counts = now;
+            listener.counted(now);
         } catch (RuntimeException e) {
             // Thrown out of a periodic task, it would cancel every later sweep.
             LogId.ONCE0602W.log("sweep", e.getClass().getSimpleName() + ": " + e.getMessage());

@@ -1,5 +1,6 @@
 package dev.onceonly.spi;
 
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -17,6 +18,16 @@ public interface HealthProbe {
      * @return empty when usable, else why not; never a secret
      */
     Optional<String> problem();
+
+    /**
+     * What readiness shows about the part besides UP or DOWN, as extra entries (for example how many
+     * outbox rows are parked). Quick, never a secret.
+     *
+     * @return entry name to value; empty by default
+     */
+    default Map<String, String> details() {
+        return Map.of();
+    }
 
     /**
      * A probe named {@code name} that asks {@code check}.

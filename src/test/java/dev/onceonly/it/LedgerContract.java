@@ -169,6 +169,11 @@ abstract class LedgerContract {
             assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3), "the duplicate sent nothing");
             awaitTrue(() -> count("select count(*) from onceonly_outbox where source_key = ? and state = 1", key) == 3,
                     "the three rows marked sent");
+            // Readiness shows the rows the last sweep counted beside the outbox's status.
+            HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(URI.create(db.baseUrl().replace("/api", "/health/ready")))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertTrue(ready.body().contains("\"outbox\":\"UP\"") && ready.body().contains("\"outbox:pending\":\"")
+                    && ready.body().contains("\"outbox:parked\":\""), ready.body());
         }
     }
 

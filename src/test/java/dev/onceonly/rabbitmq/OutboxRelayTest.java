@@ -269,6 +269,8 @@ class OutboxRelayTest {
             assertTrue(r.getString(2).contains("unroutable"), r.getString(2));
         }
         assertEquals(new OutboxStore.Counts(0, 1), store.counts());
+        Eventually.await("a sweep counted the parked row", Duration.ofSeconds(5), () -> relay.lastCounts(),
+                c -> c.equals(java.util.Optional.of(new OutboxStore.Counts(0, 1))));
     }
 
     /**
