@@ -105,6 +105,11 @@ public final class OutboxRelay implements AutoCloseable {
         long now = System.nanoTime();
         rows.forEach(id -> committedAt.put(id, now));
         committed.addAll(rows);
+        startDrain();
+    }
+
+    /** Starts the worker unless one runs (or the relay is closed). */
+    private void startDrain() {
         if (!closed && draining.compareAndSet(false, true)) {
             try {
                 executor.execute(this::drain);
@@ -138,8 +143,8 @@ public final class OutboxRelay implements AutoCloseable {
             draining.set(false);
         }
         // A commit that came in after the last poll and saw the worker still running is not left behind.
-        if (!committed.isEmpty() && !closed && draining.compareAndSet(false, true)) {
-            executor.execute(this::drain);
+        if (!committed.isEmpty()) {
+            startDrain();
         }
     }
 
@@ -149,17 +154,15 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /** One sweep: pending rows older than {@code sweepAfter}, batch after batch; then the purge and the counts. */
-    void sweep() {
+    private void sweep() {
         try {
-            if (publisher.connected()) {
-                Instant before = clock.instant().minus(settings.sweepAfter());
-                // Another batch only after a full batch that all went out: rows the broker does not
-                // confirm now would otherwise be taken again and again within one sweep.
-                int sent;
-                do {
-                    sent = relay(OutboxStore.Selection.oldest(before, settings.batchSize()), true);
-                } while (sent >= settings.batchSize() && !closed);
-            }
+            Instant before = clock.instant().minus(settings.sweepAfter());
+            // Another batch only after a full batch that all went out: rows the broker does not
+            // confirm now (or, while it is unreachable, none) would otherwise be taken again and again.
+            int sent;
+            do {
+                sent = relay(OutboxStore.Selection.oldest(before, settings.batchSize()), true);
+            } while (sent >= settings.batchSize() && !closed);
             long purged = store.purge(clock.instant().minus(settings.retention()), settings.batchSize());
             if (purged > 0) {
                 LogId.ONCE0604I.log(purged);
