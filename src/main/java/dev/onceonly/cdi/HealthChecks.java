@@ -35,10 +35,6 @@ final class HealthChecks {
 
     private static HealthCheckResponse readiness() {
         HealthCheckResponseBuilder b = HealthCheckResponse.named("onceonly").up();
-        // Which Redis deployment the claim store uses (addresses only, never credentials), also when UP.
-        if (CDI.current().select(OnceOnlyRuntime.class).get().store() instanceof dev.onceonly.redis.RedisClaimStore redis) {
-            b.withData("claim-store:redis:topology", redis.topology());
-        }
         for (HealthProbe probe : CDI.current().select(HealthProbe.class)) {
             Optional<String> problem = probe.problem();
             b.withData(probe.name(), problem.map(p -> "DOWN: " + p).orElse("UP"));

@@ -6,6 +6,7 @@ import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.LedgerPurge;
+import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HealthProbe;
@@ -28,6 +29,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -202,6 +204,22 @@ public class OnceOnlyRuntime {
     /** Readiness of the claim store, as the store itself answers it. */
     @Produces
     HealthProbe storeProbe() {
-        return HealthProbe.of("claim-store:" + store.name(), store::problem);
+        return new HealthProbe() {
+            @Override
+            public String name() {
+                return "claim-store:" + store.name();
+            }
+
+            @Override
+            public Optional<String> problem() {
+                return store.problem();
+            }
+
+            /** Which Redis deployment the store uses (addresses only, never credentials), also when UP. */
+            @Override
+            public Map<String, String> details() {
+                return store instanceof RedisClaimStore redis ? Map.of("claim-store:redis:topology", redis.topology()) : Map.of();
+            }
+        };
     }
 }
