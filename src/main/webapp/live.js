@@ -79,6 +79,7 @@ async function refresh() {
     for (const [k, v] of Object.entries(stats)) {
       if ($(k) && typeof v !== 'object') { $(k).textContent = v; }
     }
+    showOutage(stats.claimStoreOutageSeconds);
     // Two refreshes can overlap (a button refreshes at once): keep each second once.
     const newest = seconds.length ? seconds[seconds.length - 1].t : 0;
     seconds.push(...timeline.seconds.filter((s) => s.t > newest));
@@ -224,6 +225,19 @@ action('publish-burst', async () => {
 action('publish-invalid', async () => {
   const j = await post('api/orders/invalid?kind=invalid');
   return 'Published an invalid order (quantity −3), body sha256 ' + j.bodySha256;
+});
+function showOutage(secondsLeft) {
+  const status = $('outage-status');
+  status.dataset.suspended = secondsLeft > 0 ? 'true' : 'false';
+  status.textContent = secondsLeft > 0
+    ? `Claim store suspended, ${secondsLeft} s left: new orders are guarded by the ledger alone (store-failure=ledger-only).`
+    : 'Claim store in service.';
+}
+action('claim-store-outage', async () => {
+  const seconds = Number($('outage-seconds').value);
+  const j = await post('api/claim-store/outage?seconds=' + seconds);
+  showOutage(j.claimStoreOutageSeconds);
+  return `Claim store suspended for ${seconds} s: publish copies and watch the ledger catch them`;
 });
 action('publish-keyless', async () => {
   const j = await post('api/orders/invalid?kind=keyless');

@@ -1,5 +1,6 @@
 package dev.onceonly.cdi;
 
+import dev.onceonly.api.ClaimStoreControl;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.OnceOnlyConfig;
@@ -28,6 +29,7 @@ import jakarta.inject.Inject;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -185,6 +187,12 @@ public class OnceOnlyRuntime {
         return store;
     }
 
+    /** The switch that suspends and resumes the claim store for this application. */
+    @Produces
+    ClaimStoreControl claimStoreControl() {
+        return engine;
+    }
+
     /** Readiness of the ledger (when a consumer uses it): its datasource answers and its table is there. */
     @Produces
     HealthProbe ledgerProbe() {
@@ -215,10 +223,21 @@ public class OnceOnlyRuntime {
                 return store.problem();
             }
 
-            /** Which Redis deployment the store uses (addresses only, never credentials), also when UP. */
+            /**
+             * Which Redis deployment the store uses (addresses only, never credentials), also when UP;
+             * and whether the application suspended the store (still ready: the store-failure policy
+             * guards new messages).
+             */
             @Override
             public Map<String, String> details() {
-                return store instanceof RedisClaimStore redis ? Map.of("claim-store:redis:topology", redis.topology()) : Map.of();
+                Map<String, String> details = new LinkedHashMap<>();
+                if (store instanceof RedisClaimStore redis) {
+                    details.put("claim-store:redis:topology", redis.topology());
+                }
+                if (engine.suspended()) {
+                    details.put("claim-store:suspended", "new messages follow each consumer's store-failure policy");
+                }
+                return details;
             }
         };
     }

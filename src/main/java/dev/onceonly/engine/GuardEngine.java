@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.api.ClaimStoreControl;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
@@ -21,6 +22,7 @@ import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -41,7 +43,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link GuardListener}. The engine imports only {@code api}, {@code spi} and {@code support}: it
  * runs without CDI (docs/architecture.md).
  */
-public final class GuardEngine {
+public final class GuardEngine implements ClaimStoreControl {
 
     private static final int TOKEN_CHARS = 21;
     private static final byte[] TOKEN_ALPHABET =
@@ -61,6 +63,8 @@ public final class GuardEngine {
     /** Where {@link #close} waits for {@link #inFlight} to reach zero. */
     private final Object idle = new Object();
     private volatile boolean closing;
+    /** Read by every message: new messages skip the store while set (see {@link ClaimStoreControl}). */
+    private final AtomicBoolean suspended = new AtomicBoolean();
 
     /**
      * An engine over one claim store.
@@ -81,6 +85,43 @@ public final class GuardEngine {
         this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"));
         this.listener = Objects.requireNonNull(listener, "listener");
         this.keys = Objects.requireNonNull(keys, "keys");
+    }
+
+    /**
+     * The claim store cannot be asked, because it failed ({@code failure}) or is suspended
+     * ({@code null}, logged once at {@link #suspend()}): applies the consumer's store-failure policy.
+     * Returns to go on unclaimed (the ledger decides); throws the {@code RETRY} refusal otherwise.
+     */
+    private void withoutStore(ConsumerSettings settings, Dispatch dispatch, MessageKey key, long start,
+                              ClaimStoreException failure) {
+        boolean reject = settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger();
+        if (failure != null) {
+            LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), failure.getCause(),
+                    reject ? StoreFailurePolicy.REJECT : StoreFailurePolicy.LEDGER_ONLY, reject ? Outcome.RETRY : "ledger decides");
+        }
+        if (reject) {
+            throw refuse(settings, dispatch, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(),
+                    failure == null ? "claim store suspended" : "claim store unavailable", start, failure);
+        }
+    }
+
+    @Override
+    public void suspend() {
+        if (suspended.compareAndSet(false, true)) {
+            LogId.ONCE0011W.log(store.name());
+        }
+    }
+
+    @Override
+    public void resume() {
+        if (suspended.compareAndSet(true, false)) {
+            LogId.ONCE0012I.log(store.name());
+        }
+    }
+
+    @Override
+    public boolean suspended() {
+        return suspended.get();
     }
 
     /**
@@ -151,21 +192,22 @@ public final class GuardEngine {
 
         String token = newToken();
         ClaimResult claim;
-        try {
-            GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
+        if (suspended.get()) {
+            withoutStore(settings, dispatch, key, start, null);
+            claim = null; // unclaimed: the ledger's unique key is the only guard now
+        } else {
             try {
-                claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
-            } finally {
-                phase.end();
+                GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
+                try {
+                    claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+                } finally {
+                    phase.end();
+                }
+            } catch (ClaimStoreException e) {
+                listener.onStoreError(settings.consumer(), "claim");
+                withoutStore(settings, dispatch, key, start, e);
+                claim = null;
             }
-        } catch (ClaimStoreException e) {
-            listener.onStoreError(settings.consumer(), "claim");
-            if (settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger()) {
-                LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.REJECT, Outcome.RETRY);
-                throw refuse(settings, dispatch, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(), "claim store unavailable", start, e);
-            }
-            LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), e.getCause(), StoreFailurePolicy.LEDGER_ONLY, "ledger decides");
-            claim = null; // go on unclaimed: the ledger's unique key is the only guard now
         }
 
         if (claim != null) {

@@ -27,6 +27,11 @@ public enum LogId {
     ONCE0007W(Level.WARNING, "Could not read Redis maxmemory-policy (%s); make sure it does not evict keys."),
     /** Expired claims purged from the database store. */
     ONCE0009I(Level.INFO, "Database claim store purge deleted %d expired claims"),
+    /** The application suspended the claim store ({@code ClaimStoreControl}). */
+    ONCE0011W(Level.WARNING, "Claim store '%s' suspended by the application: new messages are guarded as if it were "
+            + "unreachable (each consumer's store-failure policy) until it is resumed"),
+    /** The application resumed the claim store. */
+    ONCE0012I(Level.INFO, "Claim store '%s' resumed: new messages are claimed again"),
     /** The database store's purge failed. */
     ONCE0010W(Level.WARNING, "Database claim store purge failed: %s; next attempt at the next interval"),
     /** Stopping with guarded messages still unfinished after {@code onceonly.shutdown-timeout}. */

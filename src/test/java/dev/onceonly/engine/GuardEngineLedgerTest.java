@@ -282,6 +282,52 @@ class GuardEngineLedgerTest {
         assertEquals(List.of("claim"), listener.storeErrors);
     }
 
+    // ---- claim store suspended by the application ----
+
+    @Test
+    void suspendedStoreUnderLedgerOnlyIsNeverAskedAndTheLedgerAloneGuards() throws Exception {
+        ConsumerSettings ledgerOnly = Settings.withStoreFailure(settings, StoreFailurePolicy.LEDGER_ONLY);
+        MessageView m = message("{\"order\":17}");
+        MessageKey key = keyOf(ledgerOnly, m);
+        engine.suspend();
+        assertTrue(engine.suspended());
+
+        assertEquals("ran-1", guard(ledgerOnly, m, businessWrite("order-17")));
+        assertNull(guard(ledgerOnly, m, businessWrite("order-17-again")), "the ledger alone stops the redelivery");
+
+        assertEquals(1, runs.get());
+        assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key), event(Outcome.DUPLICATE, Layer.LEDGER, key)),
+                listener.outcomes);
+        assertEquals(List.of(), listener.storeErrors, "a suspension is not a store error");
+        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "probe", key.fingerprint(), settings.lease()),
+                "nothing was written to the suspended store");
+
+        engine.resume();
+        assertFalse(engine.suspended());
+        MessageView next = message("{\"order\":18}");
+        MessageKey nextKey = keyOf(ledgerOnly, next);
+        assertEquals("ran-2", guard(ledgerOnly, next, businessWrite("order-18")));
+        assertEquals(ClaimState.DONE, store.claim(nextKey.storeKey(), "probe", nextKey.fingerprint(), settings.lease()).state(),
+                "resumed: the claim store is used again");
+    }
+
+    @Test
+    void suspendedStoreUnderRejectIsRetryWithoutRunning() throws Exception {
+        MessageView m = message("{\"order\":19}");
+        MessageKey key = keyOf(settings, m);
+        engine.suspend();
+        engine.suspend(); // twice changes nothing
+
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("order-19")));
+
+        assertEquals(Outcome.RETRY, e.outcome());
+        assertEquals(0, runs.get());
+        assertEquals(List.of(), transactionEnds, "no transaction begun");
+        assertEquals(Optional.empty(), ledgerRow(key.storeKey()));
+        assertEquals(Layer.CLAIM_STORE, listener.outcomes.get(0).layer());
+        assertEquals(List.of(), listener.storeErrors);
+    }
+
     // ---- failures inside the transaction ----
 
     @Test

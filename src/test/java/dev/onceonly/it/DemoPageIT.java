@@ -139,6 +139,37 @@ class DemoPageIT {
         wait.until(b -> number("deadLettered") >= deadLettered + 2);
     }
 
+    /**
+     * The page's Redis outage: the claim store suspended from the page (public ClaimStoreControl),
+     * an order published three times meanwhile is processed once with both copies caught by the
+     * ledger and none by the claim store; then the store is back in service by itself.
+     */
+    @Test
+    void aSimulatedRedisOutageLeavesTheLedgerToCatchTheCopiesAndEndsByItself() {
+        long processed = number("processed");
+        long byStore = number("duplicateByClaimStore");
+        long byLedger = number("duplicateByLedger");
+        WebElement seconds = browser.findElement(By.id("outage-seconds"));
+        seconds.clear();
+        seconds.sendKeys("6");
+        browser.findElement(By.id("claim-store-outage")).click();
+        wait.until(b -> "true".equals(browser.findElement(By.id("outage-status")).getAttribute("data-suspended")));
+
+        WebElement skuField = browser.findElement(By.id("sku"));
+        skuField.clear();
+        skuField.sendKeys("outage-" + UUID.randomUUID().toString().substring(0, 8));
+        WebElement copies = browser.findElement(By.id("copies"));
+        copies.clear();
+        copies.sendKeys("3");
+        browser.findElement(By.id("publish")).click();
+
+        wait.until(b -> number("processed") == processed + 1 && number("duplicateByLedger") == byLedger + 2);
+        assertEquals(byStore, number("duplicateByClaimStore"), "the suspended claim store caught nothing");
+        wait.until(b -> "999".equals(text("stock")));
+        wait.until(b -> "false".equals(browser.findElement(By.id("outage-status")).getAttribute("data-suspended")));
+        assertEquals("Claim store in service.", text("outage-status"));
+    }
+
     /** The dead-letter row of this body numbered above {@code after}, or {@code null}. */
     private WebElement deadLetter(String digest, long after) {
         return browser.findElements(By.cssSelector("#dead-letters tbody tr[data-digest='" + digest + "']")).stream()

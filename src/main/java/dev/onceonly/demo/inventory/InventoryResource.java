@@ -26,6 +26,7 @@ import org.eclipse.microprofile.reactive.messaging.Emitter;
 import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -64,6 +65,9 @@ public class InventoryResource {
 
     @Inject
     DeadLetters deadLetters;
+
+    @Inject
+    ClaimStoreOutage outage;
 
     @PersistenceContext(unitName = "demo")
     EntityManager em;
@@ -204,7 +208,22 @@ public class InventoryResource {
     public JsonObject stats() {
         return Json.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments()))
                 .add("reservedEvents", reserved.applied()).add("reservedDuplicates", reserved.duplicates())
+                .add("claimStoreOutageSeconds", outage.secondsLeft())
                 .add("timing", timings.toJson()).build();
+    }
+
+    /**
+     * Rehearses a claim-store (Redis) outage: the store is suspended for {@code seconds} (1 to 300)
+     * and new orders are guarded by the ledger alone meanwhile (the consumer's store-failure policy).
+     */
+    @POST
+    @Path("/claim-store/outage")
+    public JsonObject claimStoreOutage(@QueryParam("seconds") @DefaultValue("15") int seconds) {
+        if (seconds < 1 || seconds > ClaimStoreOutage.MAX.toSeconds()) {
+            throw new BadRequestException("seconds: from 1 to " + ClaimStoreOutage.MAX.toSeconds());
+        }
+        outage.start(Duration.ofSeconds(seconds));
+        return Json.createObjectBuilder().add("claimStoreOutageSeconds", outage.secondsLeft()).build();
     }
 
     /** Starts a new latency window (the counters above stay cumulative). */
