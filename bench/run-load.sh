@@ -41,6 +41,9 @@ listening 5432 || fail "PostgreSQL is not listening on 127.0.0.1:5432"
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests -Dliberty.bootstrap.onceonly.db=postgresql \
   package liberty:create liberty:install-feature liberty:deploy
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
+# The demo's PostgreSQL datasource takes its credentials through authData, which needs a password;
+# a PostgreSQL that trusts local connections (this machine's) takes any.
+export ONCEONLY_POSTGRESQL_PASSWORD="${ONCEONLY_POSTGRESQL_PASSWORD:-$(openssl rand -hex 16)}"
 
 port=""
 for p in $(seq 16380 16480); do

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,6 +42,9 @@ public final class DemoInstance {
         this.httpPort = httpPort;
         this.httpsPort = httpsPort;
         this.client = new DemoClient("http://127.0.0.1:" + httpPort);
+        // The demo's PostgreSQL datasource takes its credentials through authData, which needs a
+        // password; the PostgreSQL of the runs trusts local connections and takes any.
+        env.put("ONCEONLY_POSTGRESQL_PASSWORD", UUID.randomUUID().toString());
     }
 
     public String label() {

@@ -20,7 +20,7 @@ record LedgerDatabase(String name, String baseUrl, String jdbcUrl, String user, 
                       boolean databaseStore) {
 
     static final LedgerDatabase H2 = new LedgerDatabase("h2", api("http.port", "9080"),
-            System.getProperty("onceonly.test.h2.url"), "sa", "", 5673, "orders", false);
+            System.getProperty("onceonly.test.h2.url"), "", "", 5673, "orders", false);
     static final LedgerDatabase POSTGRESQL = new LedgerDatabase("postgresql", api("onceonly.test.postgresql.port", "9081"),
             "jdbc:postgresql://127.0.0.1:5432/test", "postgres", "", 5672,
             TestRabbit.names(System.getProperty("http.port", "9080")) + ".postgresql.orders", false);
