@@ -3,6 +3,7 @@ package dev.onceonly.cdi;
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.jms.JmsMessageView;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import jakarta.json.bind.Jsonb;
@@ -30,6 +31,7 @@ final class GuardedMethod {
     private final ConsumerSettings settings;
     private final int viewIndex;     // parameter implementing MessageView, or -1
     private final int messageIndex;  // parameter of type Message<?>, or -1
+    private final int jmsIndex;      // parameter of type jakarta.jms.Message, or -1
     private final int keyIndex;      // @IdempotencyKey parameter, or -1
     private final int payloadIndex;  // the payload, or -1
     private final Object skippedResult;
@@ -43,13 +45,16 @@ final class GuardedMethod {
         Class<?>[] types = method.getParameterTypes();
         int view = -1;
         int message = -1;
+        int jms = -1;
         int key = -1;
         int payload = -1;
         for (int i = 0; i < types.length; i++) {
             if (view < 0 && MessageView.class.isAssignableFrom(types[i])) {
                 view = i;
-            } else if (message < 0 && isReactiveMessage(types[i])) {
+            } else if (message < 0 && isA(types[i], REACTIVE_MESSAGE)) {
                 message = i;
+            } else if (jms < 0 && isA(types[i], JMS_MESSAGE)) {
+                jms = i;
             } else if (payload < 0) {
                 payload = i;
             }
@@ -59,6 +64,7 @@ final class GuardedMethod {
         }
         this.viewIndex = view;
         this.messageIndex = message;
+        this.jmsIndex = jms;
         this.keyIndex = key;
         this.payloadIndex = payload;
         this.skippedResult = skippedResult(method.getReturnType());
@@ -73,6 +79,11 @@ final class GuardedMethod {
         return incoming;
     }
 
+    /** Whether a Jakarta Messaging listener ({@code onMessage(jakarta.jms.Message)}) is guarded. */
+    boolean jms() {
+        return jmsIndex >= 0;
+    }
+
     /** What a skipped (duplicate) call returns: {@code null}, or a primitive's zero. */
     Object skippedResult() {
         return skippedResult;
@@ -83,12 +94,15 @@ final class GuardedMethod {
     }
 
     /**
-     * The delivery this call was made for: the one a connector posted under this call's payload
-     * object, if any; else a dispatch of the message the parameters carry — a {@link MessageView}
-     * parameter, a {@code Message} that unwraps to one, or a view over the payload with no exchange
-     * and routing key.
+     * The delivery this call was made for: a received JMS message; else the one a connector posted
+     * under this call's payload object, if any; else a dispatch of the message the parameters carry
+     * — a {@link MessageView} parameter, a {@code Message} that unwraps to one, or a view over the
+     * payload with no exchange and routing key.
      */
     Dispatch dispatch(Object[] args, Handover handover) {
+        if (jmsIndex >= 0) {
+            return Dispatch.of(JmsMessages.view(args[jmsIndex]));
+        }
         Object payload = payloadIndex < 0 ? null : args[payloadIndex];
         Object message = messageIndex < 0 ? null : args[messageIndex];
         if (message != null) {
@@ -110,23 +124,33 @@ final class GuardedMethod {
         return Dispatch.of(MessageView.of("", "", null, Map.of(), bytes(payload)));
     }
 
+    private static final String REACTIVE_MESSAGE = "org.eclipse.microprofile.reactive.messaging.Message";
+    private static final String JMS_MESSAGE = "jakarta.jms.Message";
+
     /**
-     * Whether the type is a Reactive Messaging {@code Message}, tested by name so that applications
-     * without the Reactive Messaging feature never load its classes.
+     * Whether the type is or implements the named one, tested by name so that applications without
+     * Reactive Messaging or Jakarta Messaging never load their classes.
      */
-    private static boolean isReactiveMessage(Class<?> type) {
+    private static boolean isA(Class<?> type, String name) {
         if (type == null) {
             return false;
         }
-        if (type.getName().equals("org.eclipse.microprofile.reactive.messaging.Message")) {
+        if (type.getName().equals(name)) {
             return true;
         }
         for (Class<?> i : type.getInterfaces()) {
-            if (isReactiveMessage(i)) {
+            if (isA(i, name)) {
                 return true;
             }
         }
-        return isReactiveMessage(type.getSuperclass());
+        return isA(type.getSuperclass(), name);
+    }
+
+    /** Touches Jakarta Messaging classes only when a method really has a JMS message parameter. */
+    private static final class JmsMessages {
+        static MessageView view(Object message) {
+            return JmsMessageView.of((jakarta.jms.Message) message);
+        }
     }
 
     /** Touches Reactive Messaging classes only when a method really has a Message parameter. */

@@ -4,6 +4,7 @@ import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.jms.JmsMessageView;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import jakarta.annotation.Priority;
@@ -50,6 +51,12 @@ public class IdempotentMessageInterceptor {
                 // stack trace (SRMSG00200), though a refusal is a routine outcome: the connector was
                 // told and settles the delivery from the decision when it is acked (requeue or
                 // dead-letter, never an ack). Only for the refusal reported for this very delivery.
+                return method.skippedResult();
+            }
+            if (method.jms()) {
+                // Rolled back for redelivery (thrown), or moved to the dead-letter queue in the
+                // listener's transaction, which then commits the receipt with the move.
+                runtime.jmsRefusals(method).settle((JmsMessageView) posted.message(), refused);
                 return method.skippedResult();
             }
             throw refused;

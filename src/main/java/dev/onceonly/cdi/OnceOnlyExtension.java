@@ -43,6 +43,7 @@ public class OnceOnlyExtension implements Extension {
     private volatile KeyDeriver keyDeriver;
     private volatile OnceOnlyConfig.OutboxSettings outboxSettings;
     private volatile OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings;
+    private volatile OnceOnlyConfig.JmsSettings jmsSettings;
     /** Whether the application injects the {@link Outbox} (so the relay starts). */
     private volatile boolean outboxInjected;
     /** Whether a consumer found at deployment uses the ledger (so the runtime starts it). */
@@ -106,6 +107,7 @@ public class OnceOnlyExtension implements Extension {
             ledgerSettings = config.ledger();
             outboxSettings = config.outbox();
             databaseStoreSettings = global.store().equals("database") ? config.databaseStore() : null;
+            jmsSettings = config.jms();
         } catch (InvalidConfigurationException e) {
             adv.addDeploymentProblem(e);
             return;
@@ -168,6 +170,10 @@ public class OnceOnlyExtension implements Extension {
     }
 
     /** Settings of the database store, validated at deployment; {@code null} unless {@code onceonly.store=database}. */
+    OnceOnlyConfig.JmsSettings jmsSettings() {
+        return jmsSettings;
+    }
+
     OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings() {
         return databaseStoreSettings;
     }

@@ -7,6 +7,7 @@ import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.LedgerPurge;
+import dev.onceonly.jms.JmsRefusals;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.GuardListener;
@@ -75,6 +76,8 @@ public class OnceOnlyRuntime {
     private ClaimStore store;
     private Ledger ledger;
     private GuardEngine engine;
+    /** Refusal handling of guarded JMS listeners; {@code null} until one is found. Guarded by {@code this}. */
+    private JmsRefusals jmsRefusals;
     private boolean enabled;
 
     @PostConstruct
@@ -101,6 +104,11 @@ public class OnceOnlyRuntime {
             ledgerPurge = new LedgerPurge(ledger, s.retention(), s.purgeInterval(), s.purgeBatchSize(), clock, scheduler);
             LogId.ONCE0401I.log(ledgerConsumers, Durations.format(s.retention()), Durations.format(s.purgeInterval()),
                     s.purgeBatchSize());
+        }
+        List<String> jmsConsumers = extension.methods().values().stream()
+                .filter(GuardedMethod::jms).map(m -> m.settings().consumer()).sorted().toList();
+        if (!jmsConsumers.isEmpty()) {
+            jmsRefusals = JmsListeners.refusals(extension.jmsSettings(), jmsConsumers);
         }
         store = ClaimStores.open(global, extension.databaseStoreSettings(), extension.ledgerSettings(), clock, scheduler);
         List<GuardListener> all = new ArrayList<>();
@@ -180,6 +188,17 @@ public class OnceOnlyRuntime {
 
     boolean enabled() {
         return enabled;
+    }
+
+    /**
+     * {@return the refusal handling of guarded JMS listeners} Wired at startup for the listeners
+     * found then; on first use for one the container showed only at its first call.
+     */
+    synchronized JmsRefusals jmsRefusals(GuardedMethod listener) {
+        if (jmsRefusals == null) {
+            jmsRefusals = JmsListeners.refusals(extension.jmsSettings(), List.of(listener.settings().consumer()));
+        }
+        return jmsRefusals;
     }
 
     /** {@return the claim store in use (diagnostics)} */

@@ -79,6 +79,23 @@ public final class OnceOnlyConfig {
                                  Duration retention, Duration confirmTimeout) {
     }
 
+    /**
+     * What a guarded Jakarta Messaging listener ({@code onMessage(jakarta.jms.Message)}) does with a
+     * refusal ({@code onceonly.jms.*}).
+     *
+     * @param deadLetterQueue   {@code dead-letter-queue}: JNDI name of the queue that CONFLICT and
+     *                          REJECTED messages are moved to, in the listener's transaction, with
+     *                          the reason; empty: they are rolled back like failures, so the
+     *                          provider's redelivery limit and exception destination take them
+     * @param connectionFactory {@code connection-factory}: JNDI name of the connection factory that
+     *                          sends to it
+     * @param retryDelay        {@code retry-delay}: how long a BUSY or RETRY delivery is held before
+     *                          its rollback, so an immediate redelivery does not spend the provider's
+     *                          redelivery limit while another holder is still at work
+     */
+    public record JmsSettings(String deadLetterQueue, String connectionFactory, Duration retryDelay) {
+    }
+
     private final ConfigReader config;
 
     /**
@@ -174,6 +191,23 @@ public final class OnceOnlyConfig {
         return new OutboxSettings(interval, after, config.intValue("onceonly.outbox.batch-size", 100, 1, 10_000),
                 config.intValue("onceonly.outbox.max-attempts", 5, 1, 1_000),
                 config.duration("onceonly.outbox.retention", Duration.ofDays(1)), confirm);
+    }
+
+    /**
+     * Reads the settings of guarded Jakarta Messaging listeners.
+     *
+     * @return the settings, validated
+     * @throws InvalidConfigurationException naming the first invalid property
+     */
+    public JmsSettings jms() {
+        Duration retryDelay = config.duration("onceonly.jms.retry-delay", Duration.ofSeconds(1));
+        if (retryDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+            // The delivery holds a listener thread and its transaction meanwhile.
+            throw new InvalidConfigurationException("onceonly.jms.retry-delay", Durations.format(retryDelay),
+                    "at most 1m (the listener thread and its transaction wait meanwhile)");
+        }
+        return new JmsSettings(config.string("onceonly.jms.dead-letter-queue").orElse(""),
+                config.string("onceonly.jms.connection-factory").orElse("java:comp/DefaultJMSConnectionFactory"), retryDelay);
     }
 
     RedisSettings redis() {

@@ -149,7 +149,15 @@ public enum LogId {
     /** The broker refused a row (message id is the outbox's own, never the body). */
     ONCE0603W(Level.WARNING, "Outbox message %s was refused by the broker (%s), refusal %d of %d: %s"),
     /** Sent rows purged. */
-    ONCE0604I(Level.INFO, "Outbox purge deleted %d sent rows");
+    ONCE0604I(Level.INFO, "Outbox purge deleted %d sent rows"),
+    /** A JMS listener's permanent refusal moved to the dead-letter queue. */
+    ONCE0701W(Level.WARNING, "Moved a message of consumer '%s' (key %s) to the dead-letter queue: outcome %s on delivery %d, "
+            + "to '%s': %s"),
+    /** The move to the dead-letter queue failed: the message is rolled back instead. */
+    ONCE0702W(Level.WARNING, "Could not move a message of consumer '%s' (key %s, outcome %s) to the dead-letter queue (%s): "
+            + "rolled back instead; the provider's redelivery limit takes it aside"),
+    /** Guarded JMS listeners found at startup, and what their refusals do. */
+    ONCE0703I(Level.INFO, "Guarded JMS listeners %s: CONFLICT and REJECTED %s; BUSY and RETRY held %s, then rolled back for redelivery");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");
 

@@ -26,7 +26,7 @@ class LayeringTest {
     /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()
-            .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.redis..", "dev.onceonly.memory..",
+            .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.jms..", "dev.onceonly.redis..", "dev.onceonly.memory..",
                     "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
                     "dev.onceonly.api..", "dev.onceonly.support..")
             .should().dependOnClassesThat().resideInAPackage("dev.onceonly.engine..");
@@ -36,7 +36,7 @@ class LayeringTest {
     static final ArchRule apiAndSpiStandAlone = classes()
             .that().resideInAnyPackage("dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..")
             .should().onlyDependOnClassesThat().resideOutsideOfPackages(
-                    "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..",
+                    "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..", "dev.onceonly.jms..",
                     "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..",
                     "dev.onceonly.http..", "dev.onceonly.demo..");
 
@@ -46,7 +46,7 @@ class LayeringTest {
             .that().resideInAPackage("dev.onceonly.demo..")
             .should().dependOnClassesThat().resideInAnyPackage("dev.onceonly.engine..", "dev.onceonly.spi..",
                     "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.support..", "dev.onceonly.redis..",
-                    "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..");
+                    "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.jms..");
 
     /** Nothing in the library depends on the demo. */
     @ArchTest

@@ -262,6 +262,19 @@ class OnceOnlyConfigTest {
     }
 
     @Test
+    void jmsSettingsHaveDefaultsAndABadValueNamesItsProperty() {
+        assertEquals(new OnceOnlyConfig.JmsSettings("", "java:comp/DefaultJMSConnectionFactory", Duration.ofSeconds(1)),
+                config(Map.of()).jms());
+        assertEquals(new OnceOnlyConfig.JmsSettings("jms/dlq", "jms/cf", Duration.ofMillis(200)),
+                config(Map.of("onceonly.jms.dead-letter-queue", "jms/dlq", "onceonly.jms.connection-factory", "jms/cf",
+                        "onceonly.jms.retry-delay", "200ms")).jms());
+        assertEquals("onceonly.jms.retry-delay", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.jms.retry-delay", "2m")).jms()).property());
+        assertEquals("onceonly.jms.retry-delay", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.jms.retry-delay", "soon")).jms()).property());
+    }
+
+    @Test
     void redisUrlCarriesTlsCredentialsAndDatabaseButErrorsNeverShowThePassword() {
         RedisSettings r = config(Map.of("onceonly.redis.url", "rediss://app:s3cr%40t@cache.example:6380/2")).global().redis();
         assertTrue(r.tls());
