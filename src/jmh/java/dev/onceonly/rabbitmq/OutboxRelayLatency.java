@@ -55,7 +55,7 @@ public final class OutboxRelayLatency {
                 ch.queueDeclare(queue, false, false, true, null);
                 ch.queueBind(queue, exchange, queue);
                 OutboxEndpoint endpoint = new OutboxEndpoint(new ConnectionSettings(List.of(new Address("127.0.0.1", 5672)), "/",
-                        "guest", "guest", false, false, Duration.ofSeconds(1), Duration.ofSeconds(5), "bench"),
+                        "guest", "guest", false, false, Duration.ofSeconds(1), Duration.ofSeconds(5), "bench", null),
                         Duration.ofSeconds(10), resources);
                 endpoint.start();
                 while (!endpoint.connected()) {

@@ -1,6 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Address;
+import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.ConfigReader;
 import org.eclipse.microprofile.config.Config;
@@ -53,7 +54,19 @@ final class ChannelConfig {
 
     /** The connection's settings: the only ones with a connector-wide, environment-settable name. */
     static final Set<String> CONNECTION_KEYS = Set.of("addresses", "host", "port", "username", "password", "virtual-host", "tls",
-            "tls.verify-hostname", "network-recovery-interval", "connection-timeout", "instance-id");
+            "tls.verify-hostname", "network-recovery-interval", "connection-timeout", "instance-id", "credentials-provider-name");
+
+    /**
+     * The application's {@code CredentialsProvider} beans by name ({@code @Named}), for
+     * {@code credentials-provider-name}.
+     */
+    @FunctionalInterface
+    interface CredentialsProviders {
+        /** No provider at all. */
+        CredentialsProviders NONE = name -> Optional.empty();
+
+        Optional<CredentialsProvider> named(String name);
+    }
 
     /** This connector's key → the name SmallRye's RabbitMQ connector gives the same setting, per direction. */
     static final Map<Direction, Map<String, String>> SMALLRYE_NAMES = Map.of(
@@ -73,6 +86,7 @@ final class ChannelConfig {
     private static final List<String> EXCHANGE_TYPES = List.of("direct", "fanout", "topic", "headers");
 
     private final ConfigReader config;
+    private final CredentialsProviders credentialsProviders;
     /** The channel as Reactive Messaging names it: {@code orders}, or {@code orders$2} for a concurrency copy. */
     private final String channel;
     /** The channel as configured and as {@code @Incoming} names it. */
@@ -81,8 +95,10 @@ final class ChannelConfig {
     /**
      * @param channelConfig the channel-scoped configuration Reactive Messaging passes the connector
      * @param global        the application's configuration, for the connector-wide names
+     * @param credentialsProviders the application's credentials providers, for {@code credentials-provider-name}
      */
-    ChannelConfig(Config channelConfig, Config global, Direction direction) {
+    ChannelConfig(Config channelConfig, Config global, Direction direction, CredentialsProviders credentialsProviders) {
+        this.credentialsProviders = credentialsProviders;
         this.channel = channelConfig.getOptionalValue("channel-name", String.class)
                 .orElseThrow(() -> new IllegalStateException("Reactive Messaging passed no channel-name"));
         // Reactive Messaging's own "concurrency" attribute makes copies named <channel>$<n>.
@@ -99,10 +115,11 @@ final class ChannelConfig {
         }, key -> prefix + key);
     }
 
-    private ChannelConfig(String channel, ConfigReader config) {
+    private ChannelConfig(String channel, ConfigReader config, CredentialsProviders credentialsProviders) {
         this.channel = channel;
         this.configuredChannel = channel;
         this.config = config;
+        this.credentialsProviders = credentialsProviders;
     }
 
     /**
@@ -110,12 +127,13 @@ final class ChannelConfig {
      * only the connector-wide {@code onceonly.rabbitmq.*} (or SmallRye's {@code rabbitmq-*}) names.
      *
      * @param global the application's configuration
+     * @param credentialsProviders the application's credentials providers
      * @return the settings, validated; errors name the {@code onceonly.rabbitmq.*} property
      */
-    static ConnectionSettings connectorWide(Config global) {
+    static ConnectionSettings connectorWide(Config global, CredentialsProviders credentialsProviders) {
         return new ChannelConfig("outbox", new ConfigReader(
                 key -> oneOf(key, global, "", GLOBAL_PREFIX + key, SMALLRYE_GLOBAL_NAMES.get(key)),
-                key -> GLOBAL_PREFIX + key)).connection();
+                key -> GLOBAL_PREFIX + key), credentialsProviders).connection();
     }
 
     /**
@@ -164,10 +182,17 @@ final class ChannelConfig {
         // The broker's limit counts only returns the connector did not make; it must not cut retries short.
         int deliveryLimit = config.intValue("queue.delivery-limit", Math.max(20, maxAttempts), maxAttempts, 1_000_000);
         PayloadType payload = PayloadType.valueOf(config.choice("payload-type", "string", "string", "bytes").toUpperCase(Locale.ROOT));
-        return new IncomingSettings(channel, connection(), queue, queueType, exchange, exchangeType, routingKeys,
+        ConnectionSettings connection = connection();
+        String signingKey = config.secret("copy-signing-key").orElse(null);
+        if (signingKey == null && connection.credentials() != null) {
+            // The default key is derived from the password, which a provider may rotate: copies signed
+            // before a rotation would be taken for forgeries after it.
+            throw config.invalid("copy-signing-key", null, "a key of its own, the same on every instance, with credentials-provider-name");
+        }
+        return new IncomingSettings(channel, connection, queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
                 confirmTimeout, config.bool("declare", true), payload, deliveryLimit,
-                config.secret("copy-signing-key").orElse(null), queueArguments(queueType));
+                signingKey, queueArguments(queueType));
     }
 
     /**
@@ -221,14 +246,27 @@ final class ChannelConfig {
                 .orElseGet(() -> List.of(new Address(config.string("host").orElse("localhost"),
                         config.intValue("port", defaultPort, 1, 65_535))));
         String vhost = config.string("virtual-host").orElse("/");
-        String user = config.string("username").orElse("guest");
+        Optional<String> givenUser = config.string("username");
         // Read the password raw: an error about it must never echo it.
-        String password = config.secret("password").orElse("guest");
+        Optional<String> givenPassword = config.secret("password");
+        ConnectionSettings.NamedCredentials credentials = null;
+        Optional<String> providerName = config.string("credentials-provider-name");
+        if (providerName.isPresent()) {
+            String name = providerName.get();
+            if (givenUser.isPresent() || givenPassword.isPresent()) {
+                throw config.invalid("credentials-provider-name", name, "no username and password beside it (the provider gives them)");
+            }
+            credentials = new ConnectionSettings.NamedCredentials(name, credentialsProviders.named(name).orElseThrow(
+                    () -> config.invalid("credentials-provider-name", name,
+                            "the @Named name of a CDI bean of type com.rabbitmq.client.impl.CredentialsProvider")));
+        }
+        String user = givenUser.orElse("guest");
+        String password = givenPassword.orElse("guest");
         boolean verifyHost = config.bool("tls.verify-hostname", true);
         Duration recovery = millisOrDuration("network-recovery-interval", Duration.ofSeconds(5));
         Duration connectTimeout = millisOrDuration("connection-timeout", Duration.ofSeconds(10));
         String instance = name("instance-id", defaultInstanceId());
-        return new ConnectionSettings(addresses, vhost, user, password, tls, verifyHost, recovery, connectTimeout, instance);
+        return new ConnectionSettings(addresses, vhost, user, password, tls, verifyHost, recovery, connectTimeout, instance, credentials);
     }
 
     /** {@code host[:port],...} (IPv6 hosts in brackets); a node without a port gets {@code defaultPort}. */

@@ -1,6 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Address;
+import com.rabbitmq.client.impl.CredentialsProvider;
 
 import java.time.Duration;
 import java.util.List;
@@ -17,14 +18,22 @@ import java.util.stream.Collectors;
  * @param connectionTimeout bound on opening a connection (TCP connect and AMQP handshake); amqp-client's
  *                          own default (60 s) held up shutdowns behind an unreachable broker
  * @param instance          this instance's name in the connection names the broker shows
+ * @param credentials       the application's provider of username and password (asked at every
+ *                          connection and recovery, so a rotated password is picked up), named by
+ *                          {@code credentials-provider-name}; {@code null}: {@code username} and
+ *                          {@code password}
  */
 record ConnectionSettings(List<Address> addresses, String virtualHost, String username, String password,
                           boolean tls, boolean verifyHostname, Duration recoveryInterval, Duration connectionTimeout,
-                          String instance) {
+                          String instance, NamedCredentials credentials) {
+
+    /** A credentials provider with the name it was configured by (for logs). */
+    record NamedCredentials(String name, CredentialsProvider provider) {
+    }
 
     /** {@code amqp[s]://user@host:port/vhost}, for logs: never the password. */
     String describe() {
-        return (tls ? "amqps" : "amqp") + "://" + username + "@"
+        return (tls ? "amqps" : "amqp") + "://" + (credentials == null ? username : "<" + credentials.name() + ">") + "@"
                 + addresses.stream().map(a -> a.getHost() + ":" + a.getPort()).collect(Collectors.joining(","))
                 + (virtualHost.startsWith("/") ? virtualHost : "/" + virtualHost);
     }

@@ -43,8 +43,12 @@ final class Connections {
         String name = "onceonly:" + channel + ":" + role + "@" + s.instance();
         ConnectionFactory f = new ConnectionFactory();
         f.setVirtualHost(s.virtualHost());
-        f.setUsername(s.username());
-        f.setPassword(s.password());
+        if (s.credentials() != null) {
+            f.setCredentialsProvider(s.credentials().provider());
+        } else {
+            f.setUsername(s.username());
+            f.setPassword(s.password());
+        }
         if (s.tls()) {
             try {
                 // The JVM's default trust store (the server's, under Liberty); certificates are verified.

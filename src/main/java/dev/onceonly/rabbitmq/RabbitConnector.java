@@ -1,5 +1,6 @@
 package dev.onceonly.rabbitmq;
 
+import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
@@ -13,7 +14,10 @@ import jakarta.enterprise.context.BeforeDestroyed;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Reception;
 import jakarta.enterprise.event.Startup;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
+import jakarta.enterprise.inject.literal.NamedLiteral;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -56,6 +60,11 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Inject
     Handover handover;
 
+    /** The application's credentials providers, for {@code credentials-provider-name}. */
+    @Inject
+    @Any
+    Instance<CredentialsProvider> credentialsProviders;
+
     private RabbitResources resources;
 
     private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
@@ -76,6 +85,11 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
         resources = RabbitResources.create(managedThreads);
     }
 
+    private Optional<CredentialsProvider> credentialsProvider(String name) {
+        Instance<CredentialsProvider> named = credentialsProviders.select(NamedLiteral.of(name));
+        return named.isResolvable() ? Optional.of(named.get()) : Optional.empty();
+    }
+
     @PreDestroy
     void releaseThreads() {
         resources.executor().shutdownNow();
@@ -84,7 +98,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
-        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING).incoming(), resources, handover);
+        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING, this::credentialsProvider).incoming(), resources, handover);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -92,7 +106,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public SubscriberBuilder<? extends Message<?>, Void> getSubscriberBuilder(Config config) {
-        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.OUTGOING).outgoing(), resources);
+        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.OUTGOING, this::credentialsProvider).outgoing(), resources);
         outbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromSubscriber(channel);
@@ -127,7 +141,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     synchronized OutboxPublisher outboxPublisher() {
         if (outbox == null) {
             Config config = ConfigProvider.getConfig();
-            outbox = new OutboxEndpoint(ChannelConfig.connectorWide(config),
+            outbox = new OutboxEndpoint(ChannelConfig.connectorWide(config, this::credentialsProvider),
                     new OnceOnlyConfig(config).outbox().confirmTimeout(), resources);
             if (started) {
                 outbox.start();

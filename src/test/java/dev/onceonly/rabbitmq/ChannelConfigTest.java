@@ -1,14 +1,18 @@
 package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Address;
+import com.rabbitmq.client.impl.CredentialsProvider;
+import com.rabbitmq.client.impl.DefaultCredentialsProvider;
 import dev.onceonly.api.InvalidConfigurationException;
 import io.smallrye.config.EnvConfigSource;
+import io.smallrye.config.PropertiesConfigSource;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -142,6 +146,39 @@ class ChannelConfigTest {
                 ChannelConfig.Direction.INCOMING).incoming());
         assertEquals("onceonly.rabbitmq.password", e.property());
         assertFalse(e.getMessage().contains("secret"), e.getMessage());
+    }
+
+    /**
+     * credentials-provider-name, as in SmallRye's connector: a CDI bean by name, channel-scoped or
+     * connector-wide (environment); not beside a username or password; and a copy-signing-key of
+     * its own on incoming channels, since the derived one would change with a rotated password.
+     */
+    @Test
+    void aCredentialsProviderIsFoundByNameAndExcludesPasswordAndDerivedSigningKey() {
+        CredentialsProvider vault = new DefaultCredentialsProvider("app", "from-vault");
+        ChannelConfig.CredentialsProviders beans = name -> name.equals("vault") ? Optional.of(vault) : Optional.empty();
+        ConnectionSettings c = TestChannelConfig.of(Map.of("channel-name", "orders", "credentials-provider-name", "vault",
+                "copy-signing-key", "k"), new PropertiesConfigSource(Map.of(), "global", 100),
+                ChannelConfig.Direction.INCOMING, beans).incoming().connection();
+        assertEquals(vault, c.credentials().provider());
+        assertEquals("amqp://<vault>@localhost:5672/", c.describe());
+        assertEquals(vault, TestChannelConfig.of(Map.of("channel-name", "out"),
+                new PropertiesConfigSource(Map.of("onceonly.rabbitmq.credentials-provider-name", "vault"), "global", 100),
+                ChannelConfig.Direction.OUTGOING, beans).outgoing().connection().credentials().provider());
+
+        var unknown = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders",
+                "credentials-provider-name", "nope", "copy-signing-key", "k"), new PropertiesConfigSource(Map.of(), "global", 100),
+                ChannelConfig.Direction.INCOMING, beans).incoming());
+        assertEquals("mp.messaging.incoming.orders.credentials-provider-name", unknown.property());
+        var both = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders",
+                "credentials-provider-name", "vault", "password", "s3cret", "copy-signing-key", "k"),
+                new PropertiesConfigSource(Map.of(), "global", 100), ChannelConfig.Direction.INCOMING, beans).incoming());
+        assertEquals("mp.messaging.incoming.orders.credentials-provider-name", both.property());
+        assertFalse(both.getMessage().contains("s3cret"), both.getMessage());
+        var derived = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders",
+                "credentials-provider-name", "vault"), new PropertiesConfigSource(Map.of(), "global", 100),
+                ChannelConfig.Direction.INCOMING, beans).incoming());
+        assertEquals("mp.messaging.incoming.orders.copy-signing-key", derived.property());
     }
 
     /**

@@ -114,7 +114,7 @@ class OutboxRelayTest {
     /** A connected relay; the broker at {@code port}. */
     private OutboxRelay relay(int port, Duration sweepInterval, Duration sweepAfter, int maxAttempts) throws Exception {
         OutboxEndpoint endpoint = new OutboxEndpoint(new ConnectionSettings(List.of(new com.rabbitmq.client.Address("127.0.0.1", port)),
-                "/", "guest", "guest", false, false, Duration.ofMillis(500), Duration.ofSeconds(5), "test"),
+                "/", "guest", "guest", false, false, Duration.ofMillis(500), Duration.ofSeconds(5), "test", null),
                 Duration.ofSeconds(5), resources);
         endpoint.start();
         Eventually.await("the outbox connection is open", Duration.ofSeconds(10), endpoint::connected, ok -> ok);

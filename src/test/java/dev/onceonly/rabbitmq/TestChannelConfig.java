@@ -21,11 +21,17 @@ final class TestChannelConfig {
     /** {@code global}: the application's configuration, e.g. {@code onceonly.rabbitmq.host}. */
     static ChannelConfig of(Map<String, String> channel, Map<String, String> global, ChannelConfig.Direction direction) {
         return new ChannelConfig(config(new PropertiesConfigSource(channel, "channel", 100)),
-                config(new PropertiesConfigSource(global, "global", 100)), direction);
+                config(new PropertiesConfigSource(global, "global", 100)), direction, ChannelConfig.CredentialsProviders.NONE);
     }
 
     static ChannelConfig of(Map<String, String> channel, ConfigSource global, ChannelConfig.Direction direction) {
-        return new ChannelConfig(config(new PropertiesConfigSource(channel, "channel", 100)), config(global), direction);
+        return of(channel, global, direction, ChannelConfig.CredentialsProviders.NONE);
+    }
+
+    /** With the application's credentials providers. */
+    static ChannelConfig of(Map<String, String> channel, ConfigSource global, ChannelConfig.Direction direction,
+                            ChannelConfig.CredentialsProviders providers) {
+        return new ChannelConfig(config(new PropertiesConfigSource(channel, "channel", 100)), config(global), direction, providers);
     }
 
     private static Config config(ConfigSource source) {
