@@ -12,7 +12,8 @@
 #
 # Options (defaults): --orders 10000 --copy-percent 35 --invalid 22 --publish-window 180s --kills 4
 # --lease 2s --slow-percent 0.5 --slow-delay 3s --concurrency 2 (channels per instance)
-# --deadline <publish window + 10 min> --queue inventory-chaos --schema onceonly_chaos --port 19180
+# --deadline <publish window + 10 min> --queue inventory-chaos --queue-type classic (or quorum)
+# --schema onceonly_chaos --port 19180
 # (instance a: 19180/19181, b: 19182/19183) --label chaos --seed 42.
 # Needs RabbitMQ on 127.0.0.1:5672 (guest/guest, rabbitmqctl), PostgreSQL on 127.0.0.1:5432
 # (database test), redis-server, Java 17 and Maven. Stops everything it started, also when

@@ -19,7 +19,7 @@ public final class ChaosRun {
 
     public static void main(String[] argv) {
         Args args = Args.parse(argv, "--orders --copy-percent --invalid --publish-window --kills --lease --slow-percent --slow-delay "
-                + "--concurrency --deadline --queue --schema --wlp --port --label --seed --out");
+                + "--concurrency --deadline --queue --queue-type --schema --wlp --port --label --seed --out");
         ChaosDriver.Settings s = new ChaosDriver.Settings();
         s.orders = args.integer("orders", s.orders);
         s.copyPercent = args.integer("copy-percent", s.copyPercent);
@@ -32,6 +32,7 @@ public final class ChaosRun {
         s.concurrency = args.integer("concurrency", s.concurrency);
         s.deadline = args.duration("deadline", s.publishWindow.plus(Duration.ofMinutes(10)));
         s.queue = args.get("queue", s.queue);
+        s.queueType = args.get("queue-type", s.queueType);
         s.schema = args.get("schema", s.schema);
         s.wlp = Path.of(args.get("wlp", s.wlp.toString()));
         s.firstHttpPort = args.integer("port", s.firstHttpPort);

@@ -51,6 +51,8 @@ public final class ChaosDriver {
         /** The whole run, start to verdict, ends by then. */
         public Duration deadline = Duration.ofMinutes(15);
         public String queue = "inventory-chaos";
+        /** The consumed queue's type: {@code classic}, or {@code quorum} (replicated; the broker counts deliveries). */
+        public String queueType = "classic";
         public String schema = "onceonly_chaos";
         public Path wlp = Path.of("target/liberty/wlp");
         public List<String> servers = List.of("onceonly-chaos-a", "onceonly-chaos-b");
@@ -255,6 +257,7 @@ public final class ChaosDriver {
             vars.put("demo.exchange", s.queue);
             vars.put("demo.binding", "order.placed");
             vars.put("mp.messaging.incoming.orders.exchange.name", s.queue);
+            vars.put("mp.messaging.incoming.orders.queue.type", s.queueType);
             vars.put("mp.messaging.outgoing.orders-out.exchange.name", s.queue);
             if (s.concurrency > 1) {
                 vars.put("mp.messaging.incoming.orders.concurrency", Integer.toString(s.concurrency));

@@ -80,6 +80,8 @@ public final class ChaosReport {
     int notShipped;
     int shippedTwice;
     int callsForValid;
+    /** Instance label → valid orders whose first shipping call it made (how the queue's work was split). */
+    final Map<String, Integer> firstCallsByInstance = new TreeMap<>();
     int effectiveShipments;
     int ordersCalledAgain;
     int maxCalls;
@@ -141,6 +143,9 @@ public final class ChaosReport {
             int ships = shipping.shipments(id);
             List<ShippingCounter.Call> calls = shipping.calls(id);
             callsForValid += calls.size();
+            if (!calls.isEmpty()) {
+                firstCallsByInstance.merge(calls.get(0).instance(), 1, Integer::sum);
+            }
             effectiveShipments += ships;
             maxCalls = Math.max(maxCalls, calls.size());
             ordersCalledAgain += calls.size() > 1 ? 1 : 0;
@@ -251,9 +256,9 @@ public final class ChaosReport {
         StringBuilder t = new StringBuilder();
         t.append(String.format(Locale.ROOT, "%n## Chaos run %s (%s), started %s%n%n", runId, settings.label, started));
         t.append(String.format(Locale.ROOT, "%,d orders + %,d copies (%,d held back to the end) + %d invalid = %,d messages over %d s; "
-                        + "lease %d ms; %.1f %% of handlers slowed by %d ms; %d channel(s) per instance; drained at %.1f s%n%n",
+                        + "lease %d ms; %.1f %% of handlers slowed by %d ms; %d channel(s) per instance on a %s queue; drained at %.1f s%n%n",
                 orders.count, orders.copies, orders.delayed.size(), orders.invalid.size(), orders.messages(), settings.publishWindow.toSeconds(),
-                settings.lease.toMillis(), settings.slowPercent, settings.slowDelay.toMillis(), settings.concurrency, drainedS));
+                settings.lease.toMillis(), settings.slowPercent, settings.slowDelay.toMillis(), settings.concurrency, settings.queueType, drainedS));
         t.append("| fault | at s | target | what | back up after s | orders outstanding | recovery s | cut off after shipping / redone after s |\n"
                 + "|---|---|---|---|---|---|---|---|\n");
         for (Fault f : faults) {
@@ -271,6 +276,7 @@ public final class ChaosReport {
         row(t, "invalid orders that changed stock", invalidStockChanged);
         row(t, "shipping calls (all)", shipping.totalCalls());
         row(t, "shipping calls for valid orders", callsForValid);
+        row(t, "valid orders by the instance that first called shipping (the split)", firstCallsByInstance.toString());
         row(t, "orders called more than once / most calls for one order", ordersCalledAgain + " / " + maxCalls);
         row(t, "effective shipments (first call per Idempotency-Key)", effectiveShipments);
         row(t, "orders shipped exactly once", shippedOnce);
