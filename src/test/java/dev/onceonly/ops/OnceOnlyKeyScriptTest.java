@@ -54,6 +54,13 @@ class OnceOnlyKeyScriptTest {
         assertEquals(derive(KeyStrategy.HEADER, m, null, "order-id").storeKey(), key("--header-value", "h-9"));
         assertEquals(derive(KeyStrategy.JSON_POINTER, m, null, "/orderId").storeKey(), key("--json-pointer-value", "o-7"));
         assertEquals(derive(KeyStrategy.PARAMETER, m, "p-1").storeKey(), key("--parameter", "p-1"));
+        // Composite keys: one option per part, in the consumer's order; values with ',', ':' and non-ASCII.
+        MessageView parts = MessageView.of("orders", "order.placed", null, Map.of("tenant", "t\u00fc,1", "order-id", "o:7"),
+                "{\"tenant\":\"t\u00fc,1\",\"orderId\":\"o:7\"}".getBytes(StandardCharsets.UTF_8));
+        assertEquals(derive(KeyStrategy.HEADER, parts, null, "tenant", "order-id").storeKey(),
+                key("--header-value", "t\u00fc,1", "--header-value", "o:7"));
+        assertEquals(derive(KeyStrategy.JSON_POINTER, parts, null, "/tenant", "/orderId").storeKey(),
+                key("--json-pointer-value", "t\u00fc,1", "--json-pointer-value", "o:7"));
         // The exchange holds ':' and '%', which the content key escapes.
         assertEquals(derive(KeyStrategy.CONTENT, m, null).storeKey(),
                 key("--content", file.toString(), "--exchange", "orders:eu%1", "--routing-key", "order.placed"));
@@ -72,7 +79,7 @@ class OnceOnlyKeyScriptTest {
             String token = UUID.randomUUID().toString();
             assertEquals(ClaimResult.ACQUIRED, store.claim(k.storeKey(), token, k.fingerprint(), Duration.ofSeconds(30)));
             List<String> held = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url());
-            assertTrue(held.stream().anyMatch(l -> l.startsWith("redis:      IN PROGRESS (lease), body fingerprint " + k.fingerprint())),
+            assertTrue(held.stream().anyMatch(l -> l.startsWith("redis:      IN PROGRESS (lease), fingerprint " + k.fingerprint())),
                     held.toString());
 
             store.complete(k.storeKey(), token, k.fingerprint(), Duration.ofMinutes(5));
@@ -81,7 +88,7 @@ class OnceOnlyKeyScriptTest {
             jta.call(() -> ledger.insert(k.storeKey(), "orders", k.comparedHashHex()));
             List<String> done = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url(),
                     "--psql", "postgresql://postgres@127.0.0.1:5432/test?options=-csearch_path%3D" + db.name());
-            assertTrue(done.stream().anyMatch(l -> l.startsWith("redis:      DONE, body fingerprint " + k.fingerprint() + ", expires in ")),
+            assertTrue(done.stream().anyMatch(l -> l.startsWith("redis:      DONE, fingerprint " + k.fingerprint() + ", expires in ")),
                     done.toString());
             assertTrue(done.stream().anyMatch(l -> l.startsWith("ledger:     " + k.storeKey() + " | orders | "
                     + k.comparedHashHex().substring(0, 16) + " | ")), done.toString());
