@@ -131,10 +131,11 @@ public final class KeyDeriver {
     private String explicitKey(ConsumerSettings s, MessageView m, Object parameterKey, JsonPointers.Document json) {
         String explicit = switch (s.keyStrategy()) {
             case CONTENT -> null;
-            case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id");
+            case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id", null);
             case HEADER -> parts(s, name -> headerText(m.headers().get(name)), "message has no header '%s'");
             case JSON_POINTER -> parts(s, pointer -> pointerValue(json, pointer), "payload has no value at %s");
-            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank");
+            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank",
+                    null);
             case DEFAULT -> throw new IllegalStateException("unresolved key strategy");
         };
         if (explicit != null) {
@@ -158,11 +159,11 @@ public final class KeyDeriver {
     private static String parts(ConsumerSettings s, Function<String, String> value, String missing) {
         List<String> parts = s.keyParts();
         if (parts.size() == 1) {
-            return present(value.apply(parts.get(0)), s, String.format(missing, parts.get(0)));
+            return present(value.apply(parts.get(0)), s, missing, parts.get(0));
         }
         StringBuilder key = new StringBuilder();
         for (String part : parts) {
-            String v = present(value.apply(part), s, String.format(missing, part));
+            String v = present(value.apply(part), s, missing, part);
             if (v == null) {
                 return null;
             }
@@ -171,15 +172,18 @@ public final class KeyDeriver {
         return key.toString();
     }
 
-    /** @return the value, or null when missing and the consumer falls back to the content key */
-    private static String present(String value, ConsumerSettings s, String reason) {
+    /**
+     * @param reason why the key is missing, {@code %s} standing for {@code part} (formatted only then)
+     * @return the value, or null when missing and the consumer falls back to the content key
+     */
+    private static String present(String value, ConsumerSettings s, String reason, String part) {
         if (value != null && !value.isBlank()) {
             return value;
         }
         if (s.fallbackToContent()) {
             return null;
         }
-        throw new KeyRejectedException(reason);
+        throw new KeyRejectedException(String.format(reason, part));
     }
 
     /** A composite key has a tag of its own: no composite can equal a single value's key. */
