@@ -14,6 +14,7 @@ import jakarta.json.stream.JsonParsingException;
 import java.io.ByteArrayInputStream;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -139,7 +140,7 @@ public final class JsonPointers {
             case OBJECT -> {
                 out.append('{');
                 boolean first = true;
-                for (Map.Entry<String, JsonValue> member : new java.util.TreeMap<>((JsonObject) value).entrySet()) {
+                for (Map.Entry<String, JsonValue> member : new TreeMap<>((JsonObject) value).entrySet()) {
                     out.append(first ? "" : ",");
                     first = false;
                     writeString(member.getKey(), out);
