@@ -45,11 +45,44 @@ public @interface IdempotentMessage {
     /** {@return how the message key is derived} Default: {@link KeyStrategy#CONTENT}. */
     @Nonbinding KeyStrategy keyStrategy() default KeyStrategy.DEFAULT;
 
-    /** {@return the header name for {@link KeyStrategy#HEADER}, e.g. {@code x-idempotency-key}} */
+    /**
+     * The header name for {@link KeyStrategy#HEADER}, e.g. {@code x-idempotency-key}; several
+     * comma-separated names ({@code tenant,order-id}) make a composite key of their values, in that
+     * order. The same form as the property {@code key-header}, which overrides it.
+     *
+     * @return the header name(s), or empty when not set here
+     */
     @Nonbinding String keyHeader() default "";
 
-    /** {@return the RFC 6901 JSON Pointer into the payload for {@link KeyStrategy#JSON_POINTER}, e.g. {@code /orderId}} */
+    /**
+     * The RFC 6901 JSON Pointer into the payload for {@link KeyStrategy#JSON_POINTER}, e.g.
+     * {@code /orderId}; several comma-separated pointers ({@code /tenant,/orderId}) make a composite
+     * key of their values, in that order. The same form as the property {@code key-pointer}, which
+     * overrides it.
+     *
+     * @return the JSON Pointer(s), or empty when not set here
+     */
     @Nonbinding String keyPointer() default "";
+
+    /**
+     * Whether a body that differs from the first one under the same key is a {@link Outcome#CONFLICT}
+     * ({@link ConflictPolicy#STRICT}, the default) or a {@link Outcome#DUPLICATE}
+     * ({@link ConflictPolicy#IGNORE}). Overridden by the property {@code conflict}.
+     *
+     * @return the policy, or {@link ConflictPolicy#DEFAULT} when not set here
+     */
+    @Nonbinding ConflictPolicy conflict() default ConflictPolicy.DEFAULT;
+
+    /**
+     * Compare only the values at these comma-separated JSON Pointers ({@code /sku,/quantity}) to
+     * tell a {@link Outcome#DUPLICATE} from a {@link Outcome#CONFLICT}, instead of the whole body:
+     * for producers that send a message again with a new timestamp or another field order. Needs a
+     * JSON body (any other is {@link Outcome#REJECTED}); not with {@link ConflictPolicy#IGNORE}, nor
+     * with the content key. Overridden by the property {@code conflict-fields}.
+     *
+     * @return the JSON Pointers, or empty when not set here (the whole body is compared)
+     */
+    @Nonbinding String conflictFields() default "";
 
     /**
      * Lease while in progress, e.g. {@code 10s}, {@code 500ms}, {@code PT1M}. Default {@code 10s}.

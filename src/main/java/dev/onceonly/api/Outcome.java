@@ -14,7 +14,10 @@ public enum Outcome {
     FAILED,
     /** The guard could not decide safely (store down under REJECT, ledger row not committed). Broker: requeue with delay. */
     RETRY,
-    /** The key was processed before with a different body. Broker: dead-letter with reason. */
+    /**
+     * The key was processed before with a different body (or, with the consumer's
+     * {@code conflict-fields}, other values there). Broker: dead-letter with reason.
+     */
     CONFLICT,
     /** No key can be derived from the message. Broker: dead-letter with reason. */
     REJECTED;

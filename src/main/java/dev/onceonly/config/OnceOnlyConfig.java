@@ -1,5 +1,6 @@
 package dev.onceonly.config;
 
+import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.InvalidConfigurationException;
@@ -324,22 +325,15 @@ public final class OnceOnlyConfig {
             throw new InvalidConfigurationException(propertyOf(consumer, "key-strategy"), "parameter",
                     "a method with an @IdempotencyKey parameter (" + method + " has none)");
         }
-        String header = consumerValue(consumer, "key-header", a.keyHeader(), v -> v, "a header name").orElse("");
-        if (strategy == KeyStrategy.HEADER && header.isBlank()) {
-            throw new InvalidConfigurationException(propertyOf(consumer, "key-header"), "", "a header name (required with key-strategy=header)");
-        }
-        String pointer = consumerValue(consumer, "key-pointer", a.keyPointer(), v -> v, "a JSON Pointer").orElse("");
-        if (strategy == KeyStrategy.JSON_POINTER) {
-            try {
-                if (pointer.isEmpty()) {
-                    throw new IllegalArgumentException("empty");
-                }
-                keyDeriver.validatePointer(pointer);
-            } catch (IllegalArgumentException e) {
-                throw new InvalidConfigurationException(propertyOf(consumer, "key-pointer"), pointer,
-                        "an RFC 6901 JSON Pointer such as /orderId (required with key-strategy=json-pointer)");
-            }
-        }
+        List<String> keyParts = switch (strategy) {
+            case HEADER -> list(consumer, "key-header", a.keyHeader(), null)
+                    .orElseThrow(() -> new InvalidConfigurationException(propertyOf(consumer, "key-header"), "",
+                            "a header name, or several comma-separated (required with key-strategy=header)"));
+            case JSON_POINTER -> list(consumer, "key-pointer", a.keyPointer(), keyDeriver)
+                    .orElseThrow(() -> new InvalidConfigurationException(propertyOf(consumer, "key-pointer"), "",
+                            "a JSON Pointer such as /orderId, or several comma-separated (required with key-strategy=json-pointer)"));
+            default -> List.of();
+        };
         boolean fallback = consumerValue(consumer, "missing-key", null,
                 v -> v.equalsIgnoreCase("content") ? Boolean.TRUE : v.equalsIgnoreCase("reject") ? Boolean.FALSE : null,
                 "reject or content").orElse(false);
@@ -365,7 +359,84 @@ public final class OnceOnlyConfig {
         ClassLoader loader = method.getDeclaringClass().getClassLoader();
         RetryRule retryRule = new RetryRule(consumerClasses(consumer, "retry-for", a.retryFor(), loader),
                 consumerClasses(consumer, "no-retry-for", a.noRetryFor(), loader), RetryRule.defaultsVisibleTo(loader));
-        return new ConsumerSettings(consumer, strategy, header, pointer, fallback, lease, retention, policy, ledger, retryRule);
+        ConflictPolicy conflict = consumerValue(consumer, "conflict",
+                a.conflict() == ConflictPolicy.DEFAULT ? null : a.conflict().configName(),
+                v -> Arrays.stream(ConflictPolicy.values()).filter(c -> c != ConflictPolicy.DEFAULT && c.configName().equalsIgnoreCase(v))
+                        .findFirst().orElse(null),
+                "strict or ignore").orElse(ConflictPolicy.STRICT);
+        List<String> conflictFields = conflictFields(consumer, strategy, conflict, a.conflictFields(), keyDeriver);
+        return new ConsumerSettings(consumer, strategy, keyParts, fallback, conflict, conflictFields, lease, retention, policy, ledger,
+                retryRule);
+    }
+
+    /**
+     * The consumer's {@code conflict-fields}: none for the content key, whose key already covers the
+     * body. Set for the consumer itself (property or annotation) on a content key, they stop the
+     * start; the global {@code onceonly.conflict-fields} applies to explicit keys only, so that it
+     * can be a default for an application that also has content-key consumers.
+     */
+    private List<String> conflictFields(String consumer, KeyStrategy strategy, ConflictPolicy conflict, String annotated,
+                                        KeyDeriver keyDeriver) {
+        Optional<ConfigReader.Entry> entry = consumerEntry(consumer, "conflict-fields", annotated);
+        if (entry.isEmpty()) {
+            return List.of();
+        }
+        String property = entry.get().property();
+        if (strategy == KeyStrategy.CONTENT) {
+            if (property.equals(PREFIX + "conflict-fields")) {
+                return List.of();
+            }
+            throw new InvalidConfigurationException(property, entry.get().value(),
+                    "no conflict fields with key-strategy=content: the key is the body's hash, so a copy under it never differs");
+        }
+        if (conflict == ConflictPolicy.IGNORE) {
+            throw new InvalidConfigurationException(property, entry.get().value(), "no conflict fields, because "
+                    + propertyOf(consumer, "conflict") + "=ignore compares no bodies at all (set it to strict to compare these fields)");
+        }
+        return parts(entry.get(), keyDeriver);
+    }
+
+    /**
+     * A comma-separated list (key parts, conflict fields), from configuration or the annotation.
+     *
+     * @param pointers validates JSON Pointers; {@code null} for header names
+     * @return the parts in the order written, empty when not set
+     */
+    private Optional<List<String>> list(String consumer, String name, String annotated, KeyDeriver pointers) {
+        return consumerEntry(consumer, name, annotated).map(e -> parts(e, pointers));
+    }
+
+    /**
+     * Splits and checks a list: every part non-empty (trimmed) and written once; JSON Pointers
+     * starting with {@code /} and valid RFC 6901. A comma always separates: a header or member name
+     * holding a comma cannot be listed.
+     */
+    private static List<String> parts(ConfigReader.Entry entry, KeyDeriver pointers) {
+        String what = pointers == null ? "header names" : "JSON Pointers such as /tenant,/orderId";
+        List<String> parts = new ArrayList<>();
+        for (String raw : entry.value().split(",", -1)) {
+            String part = raw.trim();
+            if (part.isEmpty()) {
+                throw new InvalidConfigurationException(entry.property(), entry.value(), "comma-separated " + what + " without an empty one");
+            }
+            if (parts.contains(part)) {
+                throw new InvalidConfigurationException(entry.property(), entry.value(),
+                        "comma-separated " + what + ", each once ('" + part + "' is listed twice)");
+            }
+            if (pointers != null) {
+                try {
+                    if (!part.startsWith("/")) {
+                        throw new IllegalArgumentException("not a member pointer");
+                    }
+                    pointers.validatePointer(part);
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidConfigurationException(entry.property(), entry.value(),
+                            "comma-separated RFC 6901 JSON Pointers, each starting with / ('" + part + "' is not one)");
+                }
+            }
+            parts.add(part);
+        }
+        return List.copyOf(parts);
     }
 
     /**
@@ -418,10 +489,7 @@ public final class OnceOnlyConfig {
 
     private <T> Optional<T> consumerValue(String consumer, String name, String annotationValue,
                                           Function<String, T> parse, String expected) {
-        Optional<ConfigReader.Entry> raw = consumerProperty(consumer, name);
-        if (raw.isEmpty() && annotationValue != null && !annotationValue.isEmpty()) {
-            raw = Optional.of(new ConfigReader.Entry("@IdempotentMessage(" + name + ") of consumer " + consumer, annotationValue));
-        }
+        Optional<ConfigReader.Entry> raw = consumerEntry(consumer, name, annotationValue);
         if (raw.isEmpty()) {
             return Optional.empty();
         }
@@ -430,6 +498,15 @@ public final class OnceOnlyConfig {
             throw new InvalidConfigurationException(raw.get().property(), raw.get().value(), expected);
         }
         return Optional.of(value);
+    }
+
+    /** A per-consumer setting from configuration, else the annotation's value (empty: not set there). */
+    private Optional<ConfigReader.Entry> consumerEntry(String consumer, String name, String annotationValue) {
+        Optional<ConfigReader.Entry> raw = consumerProperty(consumer, name);
+        if (raw.isEmpty() && annotationValue != null && !annotationValue.isEmpty()) {
+            return Optional.of(new ConfigReader.Entry("@IdempotentMessage(" + name + ") of consumer " + consumer, annotationValue));
+        }
+        return raw;
     }
 
     /** A per-consumer setting from configuration: the consumer's own property, else the global one; trimmed. */

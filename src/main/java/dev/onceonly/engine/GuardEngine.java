@@ -213,10 +213,10 @@ public final class GuardEngine implements ClaimStoreControl {
         if (claim != null) {
             switch (claim.state()) {
                 case DONE -> {
-                    if (!claim.fingerprint().equals(key.fingerprint())) {
+                    if (!key.matches(claim.fingerprint())) {
                         LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
                         throw refuse(settings, dispatch, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(),
-                                "key was processed before with a different body", start, null);
+                                conflictReason(settings), start, null);
                     }
                     report(settings, dispatch, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true, System.nanoTime() - start);
                     return null;
@@ -240,7 +240,7 @@ public final class GuardEngine implements ClaimStoreControl {
                 // it) and it is marked rollback-only. Returning as if skipped would let the caller
                 // find out only when its commit fails; say so now, whatever the decision.
                 throw new MessageRefusedException(decision == LedgerDecision.DUPLICATE ? Outcome.DUPLICATE : refusedOutcome(decision),
-                        settings.consumer(), key.digest(), refusedReason(decision) + "; the caller's transaction is marked rollback-only",
+                        settings.consumer(), key.digest(), refusedReason(settings, decision) + "; the caller's transaction is marked rollback-only",
                         null);
             }
             if (decision == LedgerDecision.DUPLICATE) {
@@ -248,7 +248,7 @@ public final class GuardEngine implements ClaimStoreControl {
             }
             // Derived from the decision: with a joined caller transaction, completed() runs only later.
             throw new MessageRefusedException(refusedOutcome(decision), settings.consumer(), key.digest(),
-                    refusedReason(decision), null);
+                    refusedReason(settings, decision), null);
         } catch (Exception e) {
             if (call.commitRefused != null) {
                 // Rolled back because the claim was no longer ours: the message comes again, not an attempt.
@@ -284,12 +284,18 @@ public final class GuardEngine implements ClaimStoreControl {
         return decision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
     }
 
-    static String refusedReason(LedgerDecision decision) {
+    static String refusedReason(ConsumerSettings s, LedgerDecision decision) {
         return switch (decision) {
-            case CONFLICT -> "key was processed before with a different body";
+            case CONFLICT -> conflictReason(s);
             case DUPLICATE -> "processed before (found by the ledger)";
             default -> "ledger row of a concurrent holder was not committed";
         };
+    }
+
+    /** Why a copy is a CONFLICT, naming what was compared (the consumer's pointers, never a value). */
+    private static String conflictReason(ConsumerSettings s) {
+        return s.conflictFields().isEmpty() ? "key was processed before with a different body"
+                : "key was processed before with other values at " + String.join(",", s.conflictFields());
     }
 
     /**

@@ -101,7 +101,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             GuardListener.Phase phase = engine.listener.startPhase(settings.consumer(), "ledger");
             LedgerDecision decision;
             try {
-                decision = engine.ledger.insert(key.storeKey(), settings.consumer(), key.bodyHashHex());
+                decision = engine.ledger.insert(key.storeKey(), settings.consumer(), key.comparedHashHex());
             } finally {
                 phase.end();
             }
@@ -211,7 +211,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             finish("release", false);
             outcome = GuardEngine.refusedOutcome(decision);
             layer = Layer.LEDGER;
-            reason = GuardEngine.refusedReason(decision);
+            reason = GuardEngine.refusedReason(settings, decision);
             retryable = !outcome.isPermanent();
             if (decision == LedgerDecision.CONFLICT) {
                 LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.LEDGER);

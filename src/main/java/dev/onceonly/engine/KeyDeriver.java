@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.support.JsonPointers;
@@ -11,13 +12,15 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.List;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
  * Derives {@link MessageKey}s. The strategy key is built so that no input can forge another one:
  * each strategy has its own tag, exchange and routing key are escaped ({@code %} and {@code :})
  * and capped at 255 characters (the AMQP limit), so {@code "a:b" + "c"} and {@code "a" + "b:c"}
- * differ. The strategy key is then hashed to a fixed 128-bit digest, which keeps claim-store keys
+ * differ; the parts of a composite key are length-prefixed under a tag of their own. The strategy key is then hashed to a fixed 128-bit digest, which keeps claim-store keys
  * short whatever the input and keeps message content out of the store's key space.
  */
 public final class KeyDeriver {
@@ -30,10 +33,12 @@ public final class KeyDeriver {
     static final int MAX_EXPLICIT_KEY_LENGTH = 1024;
     /** Bytes of SHA-256 kept in the store key: 128 bits, collision-safe for any realistic volume. */
     private static final int DIGEST_BYTES = 16;
-    /** Bytes of the body hash kept as claim fingerprint: enough to tell two bodies apart. */
+    /** Bytes of the compared hash kept as claim fingerprint: enough to tell two bodies apart. */
     private static final int FINGERPRINT_BYTES = 9;
 
     private static final byte[] CONTENT_TAG = {'c', ':'};
+    /** Tags the canonical text of the conflict fields before it is hashed. */
+    private static final byte[] FIELDS_TAG = {'f', ':'};
     /**
      * Marks a header value that is not valid UTF-8 (base64 of its bytes follows). It starts with
      * U+FFFD, which valid text decoded from a header never starts a key with by accident.
@@ -59,20 +64,22 @@ public final class KeyDeriver {
     }
 
     /**
-     * Derives the key of one message for one consumer.
+     * Derives the key of one message for one consumer, and what a copy under that key is compared on.
      *
-     * @param settings     the consumer's settings: its key strategy
+     * @param settings     the consumer's settings: its key strategy and conflict policy
      * @param message      the message as delivered
      * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
      * @return the key
-     * @throws KeyRejectedException when no key can be derived; the message is REJECTED
+     * @throws KeyRejectedException when no key can be derived, or the conflict fields cannot be read;
+     *         the message is REJECTED
      */
     public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
         Object[] scratch = SCRATCH.get();
         MessageDigest md = (MessageDigest) scratch[Scratch.DIGEST];
         md.reset();
         byte[] bodySha = md.digest(message.body());
-        String explicit = explicitKey(settings, message, parameterKey);
+        JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(message.body(), "") : null;
+        String explicit = explicitKey(settings, message, parameterKey, json);
         if (explicit == null) {
             // The content key "c:<exchange>:<routing key>:<hex sha256(body)>", fed to the digest piece
             // by piece: the same digest as hashing the whole string, without building it.
@@ -82,12 +89,33 @@ public final class KeyDeriver {
             md.update(escape(message.routingKey(), "routing key").getBytes(StandardCharsets.UTF_8));
             md.update((byte) ':');
             md.update(Scratch.hex(scratch, bodySha));
-        } else {
-            md.update(explicit.getBytes(StandardCharsets.UTF_8));
+            String digest = Scratch.base64Digest(scratch, md);
+            // The key covers the body: no fingerprint; the ledger keeps the body's hash.
+            return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, "", bodySha);
         }
+        md.update(explicit.getBytes(StandardCharsets.UTF_8));
         String digest = Scratch.base64Digest(scratch, md);
-        String fingerprint = explicit == null ? "" : B64.encodeToString(Arrays.copyOf(bodySha, FINGERPRINT_BYTES));
-        return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, bodySha);
+        byte[] compared = compared(settings, message.body(), bodySha, json, md);
+        String fingerprint = compared == null ? "" : B64.encodeToString(Arrays.copyOf(compared, FINGERPRINT_BYTES));
+        return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, compared);
+    }
+
+    /**
+     * What a copy under an explicit key must match: the body's hash, the hash of the canonical values
+     * at the conflict fields, or nothing ({@code conflict=ignore}). Computed once here and used by
+     * every layer (the claim's fingerprint, the ledger's hash), so that they decide alike.
+     */
+    private byte[] compared(ConsumerSettings s, byte[] body, byte[] bodySha, JsonPointers.Document parsed, MessageDigest md) {
+        if (s.conflict() == ConflictPolicy.IGNORE) {
+            return null;
+        }
+        if (s.conflictFields().isEmpty()) {
+            return bodySha;
+        }
+        JsonPointers.Document json = parsed != null ? parsed : parse(body, "conflict-fields need a JSON body: ");
+        md.reset();
+        md.update(FIELDS_TAG);
+        return md.digest(json.canonical(s.conflictFields()).getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -100,13 +128,14 @@ public final class KeyDeriver {
     }
 
     /** @return the tagged explicit key, or {@code null} for the content key */
-    private String explicitKey(ConsumerSettings s, MessageView m, Object parameterKey) {
+    private String explicitKey(ConsumerSettings s, MessageView m, Object parameterKey, JsonPointers.Document json) {
         String explicit = switch (s.keyStrategy()) {
             case CONTENT -> null;
-            case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id");
-            case HEADER -> present(headerText(m.headers().get(s.keyHeader())), s, "message has no header '" + s.keyHeader() + "'");
-            case JSON_POINTER -> present(pointerValue(s, m.body()), s, "payload has no value at " + s.keyPointer());
-            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank");
+            case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id", null);
+            case HEADER -> parts(s, name -> headerText(m.headers().get(name)), "message has no header '%s'");
+            case JSON_POINTER -> parts(s, pointer -> pointerValue(json, pointer), "payload has no value at %s");
+            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank",
+                    null);
             case DEFAULT -> throw new IllegalStateException("unresolved key strategy");
         };
         if (explicit != null) {
@@ -114,27 +143,55 @@ public final class KeyDeriver {
                 throw new KeyRejectedException("key is longer than " + MAX_EXPLICIT_KEY_LENGTH + " characters");
             }
             // The tag keeps keys of different strategies apart: message-id "x" is not header value "x".
-            return tag(s.keyStrategy()) + explicit;
+            return tag(s.keyStrategy(), s.keyParts().size() > 1) + explicit;
         }
         return null;
     }
 
-    /** @return the value, or null when missing and the consumer falls back to the content key */
-    private static String present(String value, ConsumerSettings s, String reason) {
+    /**
+     * The key of a header or JSON-Pointer consumer: one part's value as it is (the key of every
+     * version before composite keys), several parts each as {@code <UTF-8 length>:<value>}, so that
+     * no value can shift into its neighbour ({@code "a,b"+"c"} is not {@code "a"+"b,c"}).
+     *
+     * @param missing the reason when a part is missing, {@code %s} standing for its header or pointer
+     * @return the key, or null when a part is missing and the consumer falls back to the content key
+     */
+    private static String parts(ConsumerSettings s, Function<String, String> value, String missing) {
+        List<String> parts = s.keyParts();
+        if (parts.size() == 1) {
+            return present(value.apply(parts.get(0)), s, missing, parts.get(0));
+        }
+        StringBuilder key = new StringBuilder();
+        for (String part : parts) {
+            String v = present(value.apply(part), s, missing, part);
+            if (v == null) {
+                return null;
+            }
+            key.append(v.getBytes(StandardCharsets.UTF_8).length).append(':').append(v);
+        }
+        return key.toString();
+    }
+
+    /**
+     * @param reason why the key is missing, {@code %s} standing for {@code part} (formatted only then)
+     * @return the value, or null when missing and the consumer falls back to the content key
+     */
+    private static String present(String value, ConsumerSettings s, String reason, String part) {
         if (value != null && !value.isBlank()) {
             return value;
         }
         if (s.fallbackToContent()) {
             return null;
         }
-        throw new KeyRejectedException(reason);
+        throw new KeyRejectedException(String.format(reason, part));
     }
 
-    private static String tag(KeyStrategy strategy) {
+    /** A composite key has a tag of its own: no composite can equal a single value's key. */
+    private static String tag(KeyStrategy strategy, boolean composite) {
         return switch (strategy) {
             case MESSAGE_ID -> "m:";
-            case HEADER -> "h:";
-            case JSON_POINTER -> "j:";
+            case HEADER -> composite ? "h+:" : "h:";
+            case JSON_POINTER -> composite ? "j+:" : "j:";
             case PARAMETER -> "p:";
             default -> throw new IllegalStateException(strategy.name());
         };
@@ -160,11 +217,20 @@ public final class KeyDeriver {
         return value.toString();
     }
 
-    private String pointerValue(ConsumerSettings s, byte[] body) {
+    private static String pointerValue(JsonPointers.Document json, String pointer) {
         try {
-            return json().read(body, s.keyPointer());
+            return json.key(pointer);
         } catch (IllegalArgumentException e) {
             throw new KeyRejectedException(e.getMessage());
+        }
+    }
+
+    /** @param context what needed the JSON, before the parser's reason (which never quotes the body) */
+    private JsonPointers.Document parse(byte[] body, String context) {
+        try {
+            return json().parse(body);
+        } catch (IllegalArgumentException e) {
+            throw new KeyRejectedException(context + e.getMessage());
         }
     }
 

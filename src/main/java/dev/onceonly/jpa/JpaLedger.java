@@ -119,7 +119,10 @@ public final class JpaLedger implements Ledger {
             // the purge removed it): no decision is safe now, the message must come back later.
             return LedgerDecision.RETRY;
         }
-        return stored.get(0).equals(bodyHash) ? LedgerDecision.DUPLICATE : LedgerDecision.CONFLICT;
+        // An empty hash was written, or is given, by a consumer that compares no bodies (conflict=ignore):
+        // the same rule as the engine's for the claim's fingerprint (MessageKey.matches), so both layers agree.
+        String first = stored.get(0);
+        return bodyHash.isEmpty() || first.isEmpty() || first.equals(bodyHash) ? LedgerDecision.DUPLICATE : LedgerDecision.CONFLICT;
     }
 
     @Override

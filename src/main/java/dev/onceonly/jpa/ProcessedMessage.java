@@ -45,7 +45,8 @@ public class ProcessedMessage {
      *
      * @param msgId       the full scoped key ({@code <prefix><consumer>:<digest>})
      * @param consumer    the consumer name
-     * @param bodySha256  SHA-256 of the body, 64 lower-case hex characters
+     * @param bodySha256  SHA-256 of what the consumer compares (the body, or its conflict fields), 64
+     *                    lower-case hex characters; empty when it compares nothing ({@code conflict=ignore})
      * @param processedAt when the row was written; the purge deletes by this time
      */
     public ProcessedMessage(String msgId, String consumer, String bodySha256, Instant processedAt) {
@@ -65,7 +66,7 @@ public class ProcessedMessage {
         return consumer;
     }
 
-    /** {@return the SHA-256 of the body, hex} */
+    /** {@return the SHA-256 of the body or of the consumer's conflict fields, hex; empty when not compared} */
     public String bodySha256() {
         return bodySha256;
     }

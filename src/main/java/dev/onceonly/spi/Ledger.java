@@ -17,7 +17,12 @@ public interface Ledger {
      *
      * @param key the message key
      * @param consumer the consumer name
-     * @param bodyHash SHA-256 of the body, hex
+     * @param bodyHash what a later copy under this key must match to be a duplicate: SHA-256 (hex) of
+     *                 the body, or of the consumer's conflict fields; empty when bodies are not
+     *                 compared ({@code conflict=ignore}). Stored with the row. The verifier's rule is
+     *                 the claim store's: an empty hash on either side matches any, else equal hashes
+     *                 are a {@link LedgerDecision#DUPLICATE} and different ones a
+     *                 {@link LedgerDecision#CONFLICT}
      * @return {@link LedgerDecision#INSERTED}, or why the business method must not run
      */
     LedgerDecision insert(String key, String consumer, String bodyHash);
@@ -44,7 +49,7 @@ public interface Ledger {
     enum LedgerDecision {
         /** Row inserted (uncommitted): go on. */
         INSERTED,
-        /** A committed row with the same body hash exists: processed before. */
+        /** A committed row with the same body hash exists (or one of the two is empty): processed before. */
         DUPLICATE,
         /** A committed row with a different body hash exists. */
         CONFLICT,

@@ -3,6 +3,7 @@ package dev.onceonly.cdi;
 import dev.onceonly.api.IdempotencyContext;
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.http.IdempotencyKeyHeader;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -61,6 +62,13 @@ public class GuardedBean {
     public String onOrder(MessageView message, boolean unprocessable) {
         runs.incrementAndGet();
         throw unprocessable ? new Unprocessable("cannot be processed") : new IllegalStateException("shipping down");
+    }
+
+    /** Keyed on a tenant and an order id together; a copy is compared on its sku and quantity only. */
+    @IdempotentMessage(consumer = "cdi-composite", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/tenant,/orderId",
+            conflictFields = "/sku,/quantity")
+    public String onTenantOrder(MessageView message) {
+        return "run-" + runs.incrementAndGet();
     }
 
     @IdempotentMessage(consumer = "cdi-param")

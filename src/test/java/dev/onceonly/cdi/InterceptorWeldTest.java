@@ -123,6 +123,22 @@ class InterceptorWeldTest {
         assertEquals("not retried: " + GuardedBean.Unprocessable.class.getName() + " is in no-retry-for", events.get(0).reason());
     }
 
+    /** The annotation's composite key and conflict fields, end to end through the interceptor. */
+    @Test
+    void aCompositeKeyAndItsConflictFieldsFromTheAnnotation() {
+        String order = UUID.randomUUID().toString();
+        assertEquals("run-1", bean.onTenantOrder(message("{\"tenant\":\"t-1\",\"orderId\":\"" + order + "\",\"sku\":\"w\",\"quantity\":2}")));
+        assertNull(bean.onTenantOrder(message("{\"quantity\":2,\"sku\":\"w\",\"orderId\":\"" + order + "\",\"tenant\":\"t-1\",\"at\":1}")));
+        assertEquals("run-2", bean.onTenantOrder(message("{\"tenant\":\"t-2\",\"orderId\":\"" + order + "\",\"sku\":\"w\",\"quantity\":2}")));
+        MessageRefusedException conflict = assertThrows(MessageRefusedException.class, () -> bean.onTenantOrder(
+                message("{\"tenant\":\"t-1\",\"orderId\":\"" + order + "\",\"sku\":\"w\",\"quantity\":5}")));
+        assertEquals(Outcome.CONFLICT, conflict.outcome());
+        MessageRefusedException rejected = assertThrows(MessageRefusedException.class,
+                () -> bean.onTenantOrder(message("{\"orderId\":\"" + order + "\",\"sku\":\"w\",\"quantity\":2}")));
+        assertEquals("payload has no value at /tenant", rejected.reason());
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.PROCESSED, Outcome.CONFLICT, Outcome.REJECTED), outcomes.seen());
+    }
+
     @Test
     void payloadOnlyMethodIsGuardedByItsIdempotencyKeyParameter() {
         String id = UUID.randomUUID().toString();

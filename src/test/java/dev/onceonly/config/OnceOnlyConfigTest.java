@@ -1,5 +1,6 @@
 package dev.onceonly.config;
 
+import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.InvalidConfigurationException;
@@ -52,6 +53,16 @@ class OnceOnlyConfigTest {
 
         @IdempotentMessage(consumer = "classified", noRetryFor = IllegalStateException.class, retryFor = UncheckedIOException.class)
         public void classified(String body) {
+        }
+
+        @IdempotentMessage(consumer = "composite", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/tenant, /orderId",
+                conflictFields = "/sku,/quantity")
+        public void composite(String body) {
+        }
+
+        @IdempotentMessage(consumer = "tolerant", keyStrategy = KeyStrategy.HEADER, keyHeader = "tenant,order-id",
+                conflict = ConflictPolicy.IGNORE)
+        public void tolerant(String body) {
         }
     }
 
@@ -127,6 +138,86 @@ class OnceOnlyConfigTest {
                 () -> config(Map.of("onceonly.store", "mongo")).global());
         assertEquals("onceonly.store", store.property());
         assertTrue(store.getMessage().contains("redis, memory"), store.getMessage());
+    }
+
+    /** Composite keys and the conflict policy: comma-separated in the annotation and in properties alike, with the usual precedence. */
+    @Test
+    void compositeKeysAndConflictSettingsFollowTheUsualPrecedence() throws Exception {
+        ConsumerSettings composite = consumer(Map.of(), "composite");
+        assertEquals(List.of("/tenant", "/orderId"), composite.keyParts());
+        assertEquals(ConflictPolicy.STRICT, composite.conflict());
+        assertEquals(List.of("/sku", "/quantity"), composite.conflictFields());
+        assertEquals("json-pointer(/tenant,/orderId), conflict-fields=/sku,/quantity", composite.describeKey());
+
+        ConsumerSettings tolerant = consumer(Map.of(), "tolerant");
+        assertEquals(List.of("tenant", "order-id"), tolerant.keyParts());
+        assertEquals(ConflictPolicy.IGNORE, tolerant.conflict());
+        assertEquals(List.of(), tolerant.conflictFields());
+        assertEquals("header(tenant,order-id), conflict=ignore", tolerant.describeKey());
+
+        ConsumerSettings overridden = consumer(Map.of("onceonly.consumers.tolerant.key-header", "order-id",
+                "onceonly.conflict", "strict", "onceonly.consumers.tolerant.conflict-fields", "/amount"), "tolerant");
+        assertEquals(List.of("order-id"), overridden.keyParts());
+        assertEquals(ConflictPolicy.STRICT, overridden.conflict());
+        assertEquals(List.of("/amount"), overridden.conflictFields());
+
+        assertEquals(ConflictPolicy.STRICT, consumer(Map.of(), "plain").conflict(), "the default");
+        assertEquals(ConflictPolicy.IGNORE, consumer(Map.of("onceonly.conflict", "IGNORE"), "plain").conflict());
+    }
+
+    /** A list with an empty part, a repeated part or a pointer not starting with '/' stops the start, naming its property. */
+    @Test
+    void invalidKeyPartsAndConflictFieldsNameTheirProperty() {
+        Map<String, String> invalid = Map.of(
+                "onceonly.consumers.composite.key-pointer", "/tenant,,/orderId",
+                "onceonly.key-pointer", "/tenant,/orderId,",
+                "onceonly.consumers.composite.conflict-fields", "/sku,sku",
+                "onceonly.conflict-fields", "/sku , /sku");
+        invalid.forEach((property, value) -> {
+            InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
+                    () -> consumer(Map.of(property, value), "composite"), property);
+            assertEquals(property, e.property());
+            assertTrue(e.getMessage().contains("'" + value + "'"), e.getMessage());
+        });
+        InvalidConfigurationException twice = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.tolerant.key-header", "tenant,order-id,tenant"), "tolerant"));
+        assertEquals("onceonly.consumers.tolerant.key-header", twice.property());
+        assertTrue(twice.getMessage().contains("'tenant' is listed twice"), twice.getMessage());
+        InvalidConfigurationException relative = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.composite.key-pointer", "/tenant,orderId"), "composite"));
+        assertTrue(relative.getMessage().contains("'orderId' is not one"), relative.getMessage());
+        assertEquals("onceonly.consumers.tolerant.conflict", assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.tolerant.conflict", "lenient"), "tolerant")).property());
+    }
+
+    /** conflict=ignore compares nothing, so fields to compare contradict it: the error names both properties. */
+    @Test
+    void conflictIgnoreWithConflictFieldsNamesBoth() {
+        InvalidConfigurationException both = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.conflict-fields", "/sku"), "tolerant"));
+        assertEquals("onceonly.conflict-fields", both.property());
+        assertTrue(both.getMessage().contains("onceonly.consumers.tolerant.conflict=ignore"), both.getMessage());
+
+        InvalidConfigurationException global = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.conflict", "ignore"), "composite"));
+        assertEquals("@IdempotentMessage(conflict-fields) of consumer composite", global.property());
+        assertTrue(global.getMessage().contains("onceonly.conflict=ignore"), global.getMessage());
+    }
+
+    /**
+     * A content key is the body's hash: fields to compare make no sense for it. Set for the consumer
+     * they stop the start; the global default applies to explicit keys only.
+     */
+    @Test
+    void conflictFieldsDoNotApplyToTheContentKey() throws Exception {
+        InvalidConfigurationException own = assertThrows(InvalidConfigurationException.class,
+                () -> consumer(Map.of("onceonly.consumers.Consumers.plain.conflict-fields", "/sku"), "plain"));
+        assertEquals("onceonly.consumers.Consumers.plain.conflict-fields", own.property());
+        assertTrue(own.getMessage().contains("key-strategy=content"), own.getMessage());
+
+        assertEquals(List.of(), consumer(Map.of("onceonly.conflict-fields", "/sku"), "plain").conflictFields());
+        assertEquals(List.of("/sku"), consumer(Map.of("onceonly.conflict-fields", "/sku", "onceonly.key-strategy", "message-id"), "plain")
+                .conflictFields());
     }
 
     /** no-retry-for and retry-for: consumer property, then global, then annotation; each list on its own. */

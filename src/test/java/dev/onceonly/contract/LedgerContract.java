@@ -218,6 +218,26 @@ public abstract class LedgerContract {
         assertEquals(hash, committedRow(key).orElseThrow().bodyHash(), "the first body's row stays");
     }
 
+    /**
+     * An empty hash compares nothing ({@code conflict=ignore}), whether it is the stored row's or the
+     * new copy's: the rule the engine applies to the claim's fingerprint, so both layers agree also
+     * for keys processed before a consumer's conflict policy changed.
+     */
+    @Test
+    void anEmptyHashOnEitherSideIsADuplicate() throws Exception {
+        String consumer = consumer();
+        String ignored = key();
+        inTransaction(tx -> ledger.insert(ignored, consumer, ""));
+        assertEquals(LedgerDecision.DUPLICATE, inTransaction(tx -> ledger.insert(ignored, consumer, hash())));
+        assertEquals("", committedRow(ignored).orElseThrow().bodyHash());
+
+        String compared = key();
+        String hash = hash();
+        inTransaction(tx -> ledger.insert(compared, consumer, hash));
+        assertEquals(LedgerDecision.DUPLICATE, inTransaction(tx -> ledger.insert(compared, consumer, "")));
+        assertEquals(hash, committedRow(compared).orElseThrow().bodyHash());
+    }
+
     @Test
     void keysDifferingOnlyInCaseAreTwoKeys() throws Exception {
         String lower = key() + ":abc";

@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
@@ -7,10 +8,12 @@ import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.jpa.JdbcClaimStore;
 import dev.onceonly.jpa.JpaLedger;
 import dev.onceonly.jpa.JtaTransactionRunner;
 import dev.onceonly.jpa.ProcessedMessage;
 import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.Dispatch;
@@ -25,6 +28,7 @@ import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.Settings;
+import dev.onceonly.testing.TestRedis;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceException;
 import jakarta.transaction.Status;
@@ -37,6 +41,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -117,7 +123,7 @@ class GuardEngineLedgerTest {
         assertEquals("ran-1", guard(settings, m, businessWrite("order-1")));
 
         assertEquals(List.of(true), transactionEnds);
-        assertEquals(key.bodyHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
+        assertEquals(key.comparedHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
         assertTrue(ledgerRow(business("order-1")).isPresent(), "the business write committed with it");
         assertEquals(ClaimState.DONE, claimState(key));
         assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key)), listener.outcomes);
@@ -206,7 +212,7 @@ class GuardEngineLedgerTest {
     /** The same business key with another body, after the claim store forgot the first: the real ledger's CONFLICT. */
     @Test
     void sameKeyWithAnotherBodyIsAConflictInTheRealLedger() throws Exception {
-        ConsumerSettings byOrder = Settings.withKey(settings, KeyStrategy.JSON_POINTER, "", "/order", false);
+        ConsumerSettings byOrder = Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/order");
         MessageView first = message("{\"order\":\"o-5\",\"qty\":1}");
         MessageKey key = keyOf(byOrder, first);
         guard(byOrder, first, businessWrite("order-5"));
@@ -218,11 +224,81 @@ class GuardEngineLedgerTest {
 
         assertEquals(Outcome.CONFLICT, e.outcome());
         assertEquals(1, runs.get());
-        assertEquals(key.bodyHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256(), "the first body's row stays");
+        assertEquals(key.comparedHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256(), "the first body's row stays");
         assertEquals(Optional.empty(), ledgerRow(business("order-5-changed")));
         assertEquals(ClaimResult.ACQUIRED, forgetful.claim(key.storeKey(), "later", key.fingerprint(), byOrder.lease()), "claim released");
         assertEquals(List.of(Outcome.PROCESSED, Outcome.CONFLICT), outcomes());
         assertEquals(Layer.LEDGER, listener.outcomes.get(1).layer());
+    }
+
+    /**
+     * What a copy is compared on is one value for every layer: with conflict-fields, the claim store
+     * (in memory, the database's, Redis) and then the ledger's verifier, once the store forgot the
+     * key, take the same copies for duplicates and the same for conflicts.
+     */
+    @Test
+    void everyLayerComparesTheConflictFieldsAlike() throws Exception {
+        ConsumerSettings byOrder = Settings.withConflict(Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/order"),
+                ConflictPolicy.STRICT, "/sku", "/qty");
+        KeyDeriver keys = new KeyDeriver(TestRedis.uniquePrefix("conflict-fields"));
+        try (ScratchDatabase claims = ScratchDatabase.create(ScratchDatabase.Kind.H2, true);
+             RedisClaimStore redis = new RedisClaimStore(TestRedis.client());
+             JdbcClaimStore database = new JdbcClaimStore(claims.pool(4), clock, scheduler, Duration.ofHours(1))) {
+            for (ClaimStore claimStore : List.of(store, database, redis)) {
+                listener.outcomes.clear();
+                String order = "o-" + claimStore.name();
+                MessageView first = message("{\"order\":\"" + order + "\",\"sku\":\"w\",\"qty\":2,\"at\":\"10:00\"}");
+                MessageView resent = message("{\"at\":\"10:09\", \"qty\":2, \"sku\":\"w\", \"order\":\"" + order + "\"}");
+                MessageView changed = message("{\"order\":\"" + order + "\",\"sku\":\"w\",\"qty\":3,\"at\":\"10:00\"}");
+                MessageKey key = keys.derive(byOrder, first, null);
+                try {
+                    engine = new GuardEngine(claimStore, transactions, jpaLedger, scheduler, listener, keys);
+                    guard(byOrder, first, businessWrite(order));
+                    assertNull(guard(byOrder, resent, businessWrite(order + "-resent")));
+                    assertThrows(MessageRefusedException.class, () -> guard(byOrder, changed, businessWrite(order + "-changed")));
+
+                    // A store that forgot the key, for each copy: the ledger's DUPLICATE marks it done again.
+                    engine = new GuardEngine(new InMemoryClaimStore(10_000, clock), transactions, jpaLedger, scheduler, listener, keys);
+                    assertNull(guard(byOrder, resent, businessWrite(order + "-resent")));
+                    engine = new GuardEngine(new InMemoryClaimStore(10_000, clock), transactions, jpaLedger, scheduler, listener, keys);
+                    assertThrows(MessageRefusedException.class, () -> guard(byOrder, changed, businessWrite(order + "-changed")));
+
+                    assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.CONFLICT, Outcome.DUPLICATE, Outcome.CONFLICT),
+                            outcomes(), claimStore.name());
+                    assertEquals(List.of(Layer.NONE, Layer.CLAIM_STORE, Layer.CLAIM_STORE, Layer.LEDGER, Layer.LEDGER),
+                            listener.outcomes.stream().map(GuardEvent::layer).toList(), claimStore.name());
+                    assertEquals(key.comparedHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
+                    ClaimResult stored = claimStore.claim(key.storeKey(), "probe", "", byOrder.lease());
+                    assertEquals(ClaimResult.done(key.fingerprint()), stored, claimStore.name());
+                    assertTrue(key.comparedHashHex().startsWith(HexFormat.of().formatHex(Base64.getUrlDecoder().decode(stored.fingerprint()))),
+                            "the claim's fingerprint is the start of the ledger's hash");
+                } finally {
+                    try (var client = TestRedis.client()) {
+                        client.del(key.storeKey());
+                    }
+                }
+            }
+        }
+        assertEquals(3, runs.get(), "once per store");
+    }
+
+    /** conflict=ignore: the claim store and the ledger both take another body for a duplicate; the row stores no hash. */
+    @Test
+    void underConflictIgnoreEveryLayerTakesAnotherBodyForADuplicate() throws Exception {
+        ConsumerSettings byOrder = Settings.withConflict(Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/order"),
+                ConflictPolicy.IGNORE);
+        MessageView first = message("{\"order\":\"o-ignore\",\"qty\":1}");
+        MessageView changed = message("{\"order\":\"o-ignore\",\"qty\":7}");
+        MessageKey key = keyOf(byOrder, first);
+        guard(byOrder, first, businessWrite("o-ignore"));
+        assertNull(guard(byOrder, changed, businessWrite("o-ignore-changed")));
+        engine = engine(new InMemoryClaimStore(10_000, clock), jpaLedger);
+        assertNull(guard(byOrder, changed, businessWrite("o-ignore-changed")));
+
+        assertEquals(1, runs.get());
+        assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key), event(Outcome.DUPLICATE, Layer.CLAIM_STORE, key),
+                event(Outcome.DUPLICATE, Layer.LEDGER, key)), listener.outcomes);
+        assertEquals("", ledgerRow(key.storeKey()).orElseThrow().bodySha256());
     }
 
     @Test
@@ -256,7 +332,7 @@ class GuardEngineLedgerTest {
 
         assertEquals(1, runs.get());
         assertEquals(List.of(true, false), transactionEnds);
-        assertEquals(key.bodyHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
+        assertEquals(key.comparedHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256());
         assertTrue(ledgerRow(business("order-7")).isPresent());
         assertEquals(Optional.empty(), ledgerRow(business("order-7-again")));
         assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key), event(Outcome.DUPLICATE, Layer.LEDGER, key)),

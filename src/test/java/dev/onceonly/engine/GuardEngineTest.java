@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
@@ -218,7 +219,7 @@ class GuardEngineTest {
     /** The guard's own refusals carry their retryability too: a permanent one may not be retried. */
     @Test
     void refusalsAreRetryableUnlessPermanent() throws Exception {
-        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, "", "", false);
+        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, false);
         RecordingDispatch noKey = new RecordingDispatch(view("no-id"));
         assertThrows(MessageRefusedException.class, () -> engine.guard(byId, noKey, null, () -> "never"));
         assertEquals(Outcome.REJECTED, noKey.decisions().get(0).outcome());
@@ -266,7 +267,7 @@ class GuardEngineTest {
 
     @Test
     void sameBusinessKeyWithAnotherBodyIsAConflict() throws Exception {
-        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.JSON_POINTER, "", "/orderId", false);
+        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/orderId");
         handle(byId, message("{\"orderId\":\"o-1\",\"qty\":1}"));
         MessageRefusedException e = assertThrows(MessageRefusedException.class,
                 () -> handle(byId, message("{\"orderId\":\"o-1\",\"qty\":5}")));
@@ -275,9 +276,69 @@ class GuardEngineTest {
         assertNull(handle(byId, message("{\"orderId\":\"o-1\",\"qty\":1}")), "the same body is still a plain duplicate");
     }
 
+    /** conflict=ignore: the same key with any body is a duplicate, and the claim stores no fingerprint. */
+    @Test
+    void underConflictIgnoreAnotherBodyIsADuplicate() throws Exception {
+        ConsumerSettings byId = Settings.withConflict(Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/orderId"),
+                ConflictPolicy.IGNORE);
+        assertEquals("ran-1", handle(byId, message("{\"orderId\":\"o-1\",\"qty\":1}")));
+        assertNull(handle(byId, message("{\"orderId\":\"o-1\",\"qty\":5,\"at\":\"later\"}")));
+        assertEquals(1, runs.get());
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE), outcomes());
+        MessageKey key = keys.derive(byId, view("{\"orderId\":\"o-1\"}"), null);
+        assertEquals(ClaimResult.done(""), store.claim(key.storeKey(), "probe", "x", Duration.ofSeconds(1)));
+
+        ConsumerSettings strict = Settings.withConflict(byId, ConflictPolicy.STRICT);
+        handle(strict, message("{\"orderId\":\"o-2\",\"qty\":1}"));
+        assertNull(handle(byId, message("{\"orderId\":\"o-2\",\"qty\":9}")), "a key processed before the switch to ignore too");
+        assertEquals(2, runs.get());
+    }
+
+    /** conflict-fields: a re-serialised copy (other field order, a new timestamp) is a duplicate; another quantity is not. */
+    @Test
+    void conflictFieldsDecideBetweenDuplicateAndConflict() throws Exception {
+        ConsumerSettings byId = Settings.withConflict(Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/orderId"),
+                ConflictPolicy.STRICT, "/sku", "/quantity");
+        assertEquals("ran-1", handle(byId, message("{\"orderId\":\"o-1\",\"sku\":\"w\",\"quantity\":2,\"at\":\"10:00\"}")));
+        assertNull(handle(byId, message("{\"at\":\"10:07\",\"quantity\":2,\"orderId\":\"o-1\",\"sku\":\"w\"}")));
+        MessageRefusedException e = assertThrows(MessageRefusedException.class,
+                () -> handle(byId, message("{\"orderId\":\"o-1\",\"sku\":\"w\",\"quantity\":3}")));
+        assertEquals(Outcome.CONFLICT, e.outcome());
+        assertEquals("key was processed before with other values at /sku,/quantity", e.reason());
+        assertEquals(1, runs.get());
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.CONFLICT), outcomes());
+    }
+
+    @Test
+    void conflictFieldsRejectABodyThatIsNotJson() {
+        ConsumerSettings byHeader = Settings.withConflict(Settings.withKey(settings, KeyStrategy.HEADER, false, "order-id"),
+                ConflictPolicy.STRICT, "/sku");
+        Dispatch plain = Dispatch.of(MessageView.of("orders", "order.placed", null, Map.of("order-id", "o-1"),
+                "sku=w".getBytes(StandardCharsets.UTF_8)));
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(byHeader, plain));
+        assertEquals(Outcome.REJECTED, e.outcome());
+        assertTrue(e.reason().startsWith("conflict-fields need a JSON body: payload is not valid JSON"), e.reason());
+        assertEquals(0, runs.get());
+        assertEquals(0, storeSize());
+    }
+
+    /** A composite key with a part missing is REJECTED, naming the part, before the store is asked. */
+    @Test
+    void aCompositeKeyWithAMissingPartIsRejected() throws Exception {
+        ConsumerSettings byTenantAndOrder = Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/tenant", "/orderId");
+        MessageRefusedException e = assertThrows(MessageRefusedException.class,
+                () -> handle(byTenantAndOrder, message("{\"orderId\":\"o-1\"}")));
+        assertEquals(Outcome.REJECTED, e.outcome());
+        assertEquals("payload has no value at /tenant", e.reason());
+        assertEquals(0, storeSize());
+        assertEquals("ran-1", handle(byTenantAndOrder, message("{\"tenant\":\"t-1\",\"orderId\":\"o-1\"}")));
+        assertEquals("ran-2", handle(byTenantAndOrder, message("{\"tenant\":\"t-2\",\"orderId\":\"o-1\"}")),
+                "another tenant's order o-1 is another message");
+    }
+
     @Test
     void messageWithoutAKeyIsRejectedWithoutTouchingTheStore() {
-        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, "", "", false);
+        ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, false);
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> handle(byId, message("m")));
         assertEquals(Outcome.REJECTED, e.outcome());
         assertTrue(e.reason().contains("message-id"), e.reason());

@@ -45,7 +45,8 @@ class KeyDeriverClassLoaderTest {
         Object content = enumValue(strategy, "CONTENT");
         Object reject = enumValue(policy, "REJECT");
         Object noRetryLists = rule.getConstructors()[0].newInstance(List.of(), List.of(), List.of());
-        Object consumer = settings.getConstructors()[0].newInstance("orders", content, "", "", false,
+        Object strict = enumValue(app.loadClass("dev.onceonly.api.ConflictPolicy"), "STRICT");
+        Object consumer = settings.getConstructors()[0].newInstance("orders", content, List.of(), false, strict, List.of(),
                 Duration.ofSeconds(30), Duration.ofHours(1), reject, false, noRetryLists);
         Object message = view.getMethod("of", String.class, String.class, String.class, Map.class, byte[].class)
                 .invoke(null, "orders", "order.placed", null, Map.of(), "{}".getBytes(StandardCharsets.UTF_8));

@@ -39,8 +39,8 @@ class OnceOnlyKeyScriptTest {
     private final KeyDeriver keys = new KeyDeriver("oo:");
     private final ConsumerSettings content = Settings.defaults("orders", KeyStrategy.CONTENT);
 
-    private MessageKey derive(KeyStrategy strategy, String header, String pointer, MessageView m, Object parameter) {
-        return keys.derive(Settings.withKey(content, strategy, header, pointer, false), m, parameter);
+    private MessageKey derive(KeyStrategy strategy, MessageView m, Object parameter, String... parts) {
+        return keys.derive(Settings.withKey(content, strategy, false, parts), m, parameter);
     }
 
     @Test
@@ -50,20 +50,27 @@ class OnceOnlyKeyScriptTest {
         Path file = Files.createTempFile("onceonly-key", ".json");
         Files.write(file, body);
 
-        assertEquals(derive(KeyStrategy.MESSAGE_ID, "", "", m, null).storeKey(), key("--message-id", "mid-42"));
-        assertEquals(derive(KeyStrategy.HEADER, "order-id", "", m, null).storeKey(), key("--header-value", "h-9"));
-        assertEquals(derive(KeyStrategy.JSON_POINTER, "", "/orderId", m, null).storeKey(), key("--json-pointer-value", "o-7"));
-        assertEquals(derive(KeyStrategy.PARAMETER, "", "", m, "p-1").storeKey(), key("--parameter", "p-1"));
+        assertEquals(derive(KeyStrategy.MESSAGE_ID, m, null).storeKey(), key("--message-id", "mid-42"));
+        assertEquals(derive(KeyStrategy.HEADER, m, null, "order-id").storeKey(), key("--header-value", "h-9"));
+        assertEquals(derive(KeyStrategy.JSON_POINTER, m, null, "/orderId").storeKey(), key("--json-pointer-value", "o-7"));
+        assertEquals(derive(KeyStrategy.PARAMETER, m, "p-1").storeKey(), key("--parameter", "p-1"));
+        // Composite keys: one option per part, in the consumer's order; values with ',', ':' and non-ASCII.
+        MessageView parts = MessageView.of("orders", "order.placed", null, Map.of("tenant", "t\u00fc,1", "order-id", "o:7"),
+                "{\"tenant\":\"t\u00fc,1\",\"orderId\":\"o:7\"}".getBytes(StandardCharsets.UTF_8));
+        assertEquals(derive(KeyStrategy.HEADER, parts, null, "tenant", "order-id").storeKey(),
+                key("--header-value", "t\u00fc,1", "--header-value", "o:7"));
+        assertEquals(derive(KeyStrategy.JSON_POINTER, parts, null, "/tenant", "/orderId").storeKey(),
+                key("--json-pointer-value", "t\u00fc,1", "--json-pointer-value", "o:7"));
         // The exchange holds ':' and '%', which the content key escapes.
-        assertEquals(derive(KeyStrategy.CONTENT, "", "", m, null).storeKey(),
+        assertEquals(derive(KeyStrategy.CONTENT, m, null).storeKey(),
                 key("--content", file.toString(), "--exchange", "orders:eu%1", "--routing-key", "order.placed"));
     }
 
     @Test
     void showsTheClaimInRedisAndTheLedgerRow() throws Exception {
         String id = "o-" + UUID.randomUUID();
-        MessageKey k = derive(KeyStrategy.JSON_POINTER, "", "/orderId",
-                MessageView.of("", "", null, Map.of(), ("{\"orderId\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8)), null);
+        MessageKey k = derive(KeyStrategy.JSON_POINTER,
+                MessageView.of("", "", null, Map.of(), ("{\"orderId\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8)), null, "/orderId");
         List<String> none = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url());
         assertTrue(none.contains("redis:      no claim (never claimed, released, expired or purged)"), none.toString());
 
@@ -72,19 +79,19 @@ class OnceOnlyKeyScriptTest {
             String token = UUID.randomUUID().toString();
             assertEquals(ClaimResult.ACQUIRED, store.claim(k.storeKey(), token, k.fingerprint(), Duration.ofSeconds(30)));
             List<String> held = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url());
-            assertTrue(held.stream().anyMatch(l -> l.startsWith("redis:      IN PROGRESS (lease), body fingerprint " + k.fingerprint())),
+            assertTrue(held.stream().anyMatch(l -> l.startsWith("redis:      IN PROGRESS (lease), fingerprint " + k.fingerprint())),
                     held.toString());
 
             store.complete(k.storeKey(), token, k.fingerprint(), Duration.ofMinutes(5));
             LocalJta jta = new LocalJta(db.sessionFactory());
             JpaLedger ledger = new JpaLedger(jta::entityManager, jta, Clock.systemUTC());
-            jta.call(() -> ledger.insert(k.storeKey(), "orders", k.bodyHashHex()));
+            jta.call(() -> ledger.insert(k.storeKey(), "orders", k.comparedHashHex()));
             List<String> done = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url(),
                     "--psql", "postgresql://postgres@127.0.0.1:5432/test?options=-csearch_path%3D" + db.name());
-            assertTrue(done.stream().anyMatch(l -> l.startsWith("redis:      DONE, body fingerprint " + k.fingerprint() + ", expires in ")),
+            assertTrue(done.stream().anyMatch(l -> l.startsWith("redis:      DONE, fingerprint " + k.fingerprint() + ", expires in ")),
                     done.toString());
             assertTrue(done.stream().anyMatch(l -> l.startsWith("ledger:     " + k.storeKey() + " | orders | "
-                    + k.bodyHashHex().substring(0, 16) + " | ")), done.toString());
+                    + k.comparedHashHex().substring(0, 16) + " | ")), done.toString());
         } finally {
             try (var redis = TestRedis.client()) {
                 redis.del(k.storeKey());
