@@ -48,6 +48,7 @@ class ChannelConfigTest {
         assertEquals("orders.dlq", s.deadLetterQueue());
         assertEquals("orders", s.deadLetterRoutingKey());
         assertEquals(5, s.maxAttempts());
+        assertEquals(new RetryBackoff(Duration.ofSeconds(1), Duration.ofMinutes(1), 2.0, Duration.ofSeconds(5)), s.backoff());
         assertEquals(Duration.ofSeconds(1), s.retryDelay());
         assertEquals(Duration.ofSeconds(10), s.drainTimeout());
         assertTrue(s.declare());
@@ -174,6 +175,46 @@ class ChannelConfigTest {
         var e = assertThrows(InvalidConfigurationException.class,
                 () -> channel(ChannelConfig.Direction.OUTGOING, "instance-id", "pod one").outgoing());
         assertEquals("mp.messaging.outgoing.orders.instance-id", e.property());
+    }
+
+    @Test
+    void retryBackoffValues() {
+        RetryBackoff b = channel(ChannelConfig.Direction.INCOMING, "retry-delay", "2s", "retry-max-delay", "10m",
+                "retry-multiplier", "1.5", "retry-broker-delay-above", "30s").incoming().backoff();
+        assertEquals(new RetryBackoff(Duration.ofSeconds(2), Duration.ofMinutes(10), 1.5, Duration.ofSeconds(30)), b);
+        // A first delay over the default cap raises the cap with it, rather than failing a configuration that worked.
+        assertEquals(Duration.ofMinutes(3), channel(ChannelConfig.Direction.INCOMING, "retry-delay", "3m").incoming().backoff().max());
+        assertEquals(1.0, channel(ChannelConfig.Direction.INCOMING, "retry-multiplier", "1").incoming().backoff().multiplier());
+    }
+
+    @Test
+    void invalidRetryBackoffNamesTheProperty() {
+        for (String bad : new String[] {"abc", "0.5", "NaN", "11", "Infinity"}) {
+            var e = assertThrows(InvalidConfigurationException.class,
+                    () -> channel(ChannelConfig.Direction.INCOMING, "retry-multiplier", bad).incoming(), bad);
+            assertEquals("mp.messaging.incoming.orders.retry-multiplier", e.property());
+        }
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "retry-delay", "5s", "retry-max-delay", "2s").incoming());
+        assertEquals("mp.messaging.incoming.orders.retry-max-delay", e.property());
+        assertTrue(e.getMessage().contains("retry-delay (5s)"), e.getMessage());
+        e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "retry-max-delay", "2d").incoming());
+        assertEquals("mp.messaging.incoming.orders.retry-max-delay", e.property());
+        e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "retry-delay", "25h").incoming());
+        assertEquals("mp.messaging.incoming.orders.retry-delay", e.property());
+        e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "retry-broker-delay-above", "500ms").incoming());
+        assertEquals("mp.messaging.incoming.orders.retry-broker-delay-above", e.property());
+        // The delay queues' names (<queue>.onceonly.delay.<ms>) must fit RabbitMQ's 255 characters.
+        String longQueue = "q".repeat(240);
+        e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, "queue.name", longQueue).incoming());
+        assertEquals("mp.messaging.incoming.orders.queue.name", e.property());
+        // Unless no delay is long enough to be held by the broker.
+        assertEquals(longQueue, channel(ChannelConfig.Direction.INCOMING, "queue.name", longQueue,
+                "retry-broker-delay-above", "1m").incoming().queue());
     }
 
     @Test
