@@ -190,31 +190,27 @@ class ChannelConfigTest {
     @Test
     void invalidRetryBackoffNamesTheProperty() {
         for (String bad : new String[] {"abc", "0.5", "NaN", "11", "Infinity"}) {
-            var e = assertThrows(InvalidConfigurationException.class,
-                    () -> channel(ChannelConfig.Direction.INCOMING, "retry-multiplier", bad).incoming(), bad);
-            assertEquals("mp.messaging.incoming.orders.retry-multiplier", e.property());
+            assertIncomingInvalid("retry-multiplier", "retry-multiplier", bad);
         }
-        var e = assertThrows(InvalidConfigurationException.class,
-                () -> channel(ChannelConfig.Direction.INCOMING, "retry-delay", "5s", "retry-max-delay", "2s").incoming());
-        assertEquals("mp.messaging.incoming.orders.retry-max-delay", e.property());
+        var e = assertIncomingInvalid("retry-max-delay", "retry-delay", "5s", "retry-max-delay", "2s");
         assertTrue(e.getMessage().contains("retry-delay (5s)"), e.getMessage());
-        e = assertThrows(InvalidConfigurationException.class,
-                () -> channel(ChannelConfig.Direction.INCOMING, "retry-max-delay", "2d").incoming());
-        assertEquals("mp.messaging.incoming.orders.retry-max-delay", e.property());
-        e = assertThrows(InvalidConfigurationException.class,
-                () -> channel(ChannelConfig.Direction.INCOMING, "retry-delay", "25h").incoming());
-        assertEquals("mp.messaging.incoming.orders.retry-delay", e.property());
-        e = assertThrows(InvalidConfigurationException.class,
-                () -> channel(ChannelConfig.Direction.INCOMING, "retry-broker-delay-above", "500ms").incoming());
-        assertEquals("mp.messaging.incoming.orders.retry-broker-delay-above", e.property());
+        assertIncomingInvalid("retry-max-delay", "retry-max-delay", "2d");
+        assertIncomingInvalid("retry-delay", "retry-delay", "25h");
+        assertIncomingInvalid("retry-broker-delay-above", "retry-broker-delay-above", "500ms");
         // The delay queues' names (<queue>.onceonly.delay.<ms>) must fit RabbitMQ's 255 characters.
         String longQueue = "q".repeat(240);
-        e = assertThrows(InvalidConfigurationException.class,
-                () -> channel(ChannelConfig.Direction.INCOMING, "queue.name", longQueue).incoming());
-        assertEquals("mp.messaging.incoming.orders.queue.name", e.property());
+        assertIncomingInvalid("queue.name", "queue.name", longQueue);
         // Unless no delay is long enough to be held by the broker.
         assertEquals(longQueue, channel(ChannelConfig.Direction.INCOMING, "queue.name", longQueue,
                 "retry-broker-delay-above", "1m").incoming().queue());
+    }
+
+    /** The incoming channel with these settings fails to start, naming {@code key}. */
+    private static InvalidConfigurationException assertIncomingInvalid(String key, String... keyValues) {
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, keyValues).incoming(), String.join(" ", keyValues));
+        assertEquals("mp.messaging.incoming.orders." + key, e.property());
+        return e;
     }
 
     @Test

@@ -56,9 +56,7 @@ class DelayedRetryTest {
         for (String q : delayQueues()) {
             rabbit.deleteQueue(q);
         }
-        rabbit.deleteQueue(queue);
-        rabbit.deleteQueue(queue + ".dlq");
-        rabbit.deleteExchange(queue + ".dlx");
+        rabbit.deleteChannelTopology(queue);
         rabbit.close();
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();

@@ -84,9 +84,7 @@ class InboundChannelTest {
     void close() throws Exception {
         channel.stopConsuming();
         channel.drainAndClose();
-        rabbit.deleteQueue(queue);
-        rabbit.deleteQueue(queue + ".dlq");
-        rabbit.deleteExchange(queue + ".dlx");
+        rabbit.deleteChannelTopology(queue);
         rabbit.deleteQueue(queue + ".sr-dlq");
         rabbit.deleteExchange(queue + ".sr-dlx");
         rabbit.close();
