@@ -63,9 +63,11 @@ final class DelayQueues {
         return queue + INFIX + delay.toMillis();
     }
 
-    /** Whether {@code queue} is a delay queue of this connector. */
+    /** Whether {@code queue} is named as a delay queue of this connector. */
     static boolean isDelayQueue(String queue) {
-        return queue.contains(INFIX);
+        int infix = queue.lastIndexOf(INFIX);
+        String millis = infix < 0 ? "" : queue.substring(infix + INFIX.length());
+        return !millis.isEmpty() && millis.chars().allMatch(Character::isDigit);
     }
 
     /** The arguments the delay queue for {@code delay} is declared with, in a stable order. */

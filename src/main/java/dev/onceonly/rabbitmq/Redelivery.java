@@ -6,8 +6,8 @@ import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
 
 import java.security.MessageDigest;
-import java.time.Duration;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
@@ -18,9 +18,10 @@ import java.util.function.Supplier;
 /**
  * The deliveries that go back through a publish: copies for the next attempt, or for a later try
  * that is not an attempt (BUSY, RETRY on a queue where a requeue counts), each carrying the attempts
- * made so far, to the queue or, for a long delay, to a delay queue ({@link DelayQueues}); and dead letters (with reason headers). Each
- * is published with confirms and mandatory routing and the original acked only once the broker
- * confirmed the copy; a publish that fails leaves the original requeued, so nothing is lost.
+ * made so far, to the queue or, for a long delay, to a delay queue ({@link DelayQueues}); and dead
+ * letters (with reason headers). Each is published with confirms and mandatory routing and the
+ * original acked only once the broker confirmed the copy; a publish that fails leaves the original
+ * requeued, so nothing is lost.
  */
 final class Redelivery {
 

@@ -106,4 +106,13 @@ class DelayQueuesTest {
             assertEquals(Optional.of(delayQueue), queues.queueFor(DELAY));
         }
     }
+
+    /** Left out of amqp-client's topology recovery by name: only names the connector gives its delay queues. */
+    @Test
+    void delayQueuesAreToldByTheirName() {
+        assertTrue(DelayQueues.isDelayQueue(delayQueue));
+        assertFalse(DelayQueues.isDelayQueue(queue));
+        assertFalse(DelayQueues.isDelayQueue("orders.onceonly.delay.audit"));
+        assertFalse(DelayQueues.isDelayQueue("orders.onceonly.delay."));
+    }
 }
