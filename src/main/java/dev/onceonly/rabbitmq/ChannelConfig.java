@@ -4,6 +4,7 @@ import com.rabbitmq.client.Address;
 import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.ConfigReader;
+import dev.onceonly.support.Durations;
 import org.eclipse.microprofile.config.Config;
 
 import java.net.InetAddress;
@@ -83,6 +84,7 @@ final class ChannelConfig {
             "virtual-host", "rabbitmq-virtual-host", "tls", "rabbitmq-ssl");
 
     private static final String NAME = "[A-Za-z0-9._:-]{1,255}";
+    private static final Duration DEFAULT_MAX_RETRY_DELAY = Duration.ofMinutes(1);
     private static final List<String> EXCHANGE_TYPES = List.of("direct", "fanout", "topic", "headers");
 
     private final ConfigReader config;
@@ -176,7 +178,7 @@ final class ChannelConfig {
         String dlq = name("dead-letter.queue", queue + ".dlq");
         String dlRoutingKey = name("dead-letter.routing-key", queue);
         int maxAttempts = config.intValue("max-attempts", 5, 1, 1_000);
-        Duration retryDelay = config.duration("retry-delay", Duration.ofSeconds(1));
+        RetryBackoff backoff = retryBackoff(queue);
         Duration drainTimeout = config.duration("drain-timeout", Duration.ofSeconds(10));
         Duration confirmTimeout = config.duration("confirm-timeout", Duration.ofSeconds(10));
         // The broker's limit counts only returns the connector did not make; it must not cut retries short.
@@ -190,9 +192,53 @@ final class ChannelConfig {
             throw config.invalid("copy-signing-key", null, "a key of its own, the same on every instance, with credentials-provider-name");
         }
         return new IncomingSettings(channel, connection, queue, queueType, exchange, exchangeType, routingKeys,
-                prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, retryDelay, drainTimeout,
+                prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, backoff, drainTimeout,
                 confirmTimeout, config.bool("declare", true), payload, deliveryLimit,
                 signingKey, queueArguments(queueType));
+    }
+
+    /**
+     * The backoff of failed deliveries. By default a FAILED delivery waits about {@code retry-delay}
+     * (1 s) after its first attempt, twice that after the second, and so on up to
+     * {@code retry-max-delay} (1 min, or {@code retry-delay} when that is longer); delays over
+     * {@code retry-broker-delay-above} (5 s) are held by the broker.
+     */
+    private RetryBackoff retryBackoff(String queue) {
+        Duration limit = RetryBackoff.LIMIT;
+        Duration first = config.duration("retry-delay", Duration.ofSeconds(1));
+        if (first.compareTo(limit) > 0) {
+            throw config.invalid("retry-delay", config.string("retry-delay").orElseThrow(), "at most " + Durations.format(limit));
+        }
+        Duration max = config.duration("retry-max-delay", first.compareTo(DEFAULT_MAX_RETRY_DELAY) > 0 ? first : DEFAULT_MAX_RETRY_DELAY);
+        if (max.compareTo(first) < 0 || max.compareTo(limit) > 0) {
+            throw config.invalid("retry-max-delay", config.string("retry-max-delay").orElseThrow(),
+                    "a duration from retry-delay (" + Durations.format(first) + ") to " + Durations.format(limit));
+        }
+        double multiplier = 2.0;
+        Optional<String> rawMultiplier = config.string("retry-multiplier");
+        if (rawMultiplier.isPresent()) {
+            try {
+                multiplier = Double.parseDouble(rawMultiplier.get());
+            } catch (NumberFormatException e) {
+                multiplier = Double.NaN;
+            }
+            // Written as a comparison that NaN fails.
+            if (!(multiplier >= 1 && multiplier <= 10)) {
+                throw config.invalid("retry-multiplier", rawMultiplier.get(), "a number from 1 (a fixed delay) to 10, such as 1.5");
+            }
+        }
+        Duration brokerAbove = config.duration("retry-broker-delay-above", Duration.ofSeconds(5));
+        if (brokerAbove.compareTo(Duration.ofSeconds(1)) < 0) {
+            // Shorter delays are rounded to whole seconds for the broker, and holding them costs little.
+            throw config.invalid("retry-broker-delay-above", config.string("retry-broker-delay-above").orElseThrow(), "at least 1s");
+        }
+        int longestName = DelayQueues.name(queue, max).length();
+        if (brokerAbove.compareTo(max) < 0 && longestName > 255) {
+            throw config.invalid("queue.name", queue, "at most " + (255 - (longestName - queue.length()))
+                    + " characters: retries longer than retry-broker-delay-above wait in queues named <queue>"
+                    + DelayQueues.INFIX + "<ms>, and RabbitMQ names have at most 255");
+        }
+        return new RetryBackoff(first, max, multiplier, brokerAbove);
     }
 
     /**

@@ -5,6 +5,8 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Recoverable;
 import com.rabbitmq.client.RecoveryListener;
+import com.rabbitmq.client.impl.recovery.RecordedQueue;
+import com.rabbitmq.client.impl.recovery.TopologyRecoveryFilter;
 import dev.onceonly.support.LogId;
 
 import javax.net.ssl.SSLContext;
@@ -63,6 +65,14 @@ final class Connections {
         f.setThreadFactory(resources.threads());
         f.setAutomaticRecoveryEnabled(true);
         f.setTopologyRecoveryEnabled(true);
+        // Delay queues are declared on channels closed right after (a recorded queue is recovered on
+        // its own channel, which would fail), and again before use anyway (DelayQueues).
+        f.setTopologyRecoveryFilter(new TopologyRecoveryFilter() {
+            @Override
+            public boolean filterQueue(RecordedQueue queue) {
+                return !DelayQueues.isDelayQueue(queue.getName());
+            }
+        });
         f.setNetworkRecoveryInterval(s.recoveryInterval().toMillis());
         int connectMillis = (int) Math.min(Integer.MAX_VALUE, s.connectionTimeout().toMillis());
         f.setConnectionTimeout(connectMillis);
@@ -107,5 +117,11 @@ final class Connections {
         } catch (IOException | RuntimeException e) {
             // already closed
         }
+    }
+
+    /** amqp-client's IOException of a refused declaration has no message; the broker's reason is in its cause. */
+    static String describe(Exception e) {
+        Throwable t = e.getMessage() == null && e.getCause() != null ? e.getCause() : e;
+        return t.getClass().getSimpleName() + ": " + t.getMessage();
     }
 }

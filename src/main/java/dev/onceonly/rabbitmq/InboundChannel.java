@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,11 +41,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>ack: {@code basicAck}.</li>
  *   <li>nack: {@link Disposition#of} from the guard's decision. BUSY and RETRY are held for the retry
  *       delay, then requeued (on quorum queues, where a requeue counts, as an uncounted copy).
- *       FAILED below max attempts is held, then delivered again as a counted copy
- *       ({@link Redelivery#retry}). FAILED at max attempts, CONFLICT and REJECTED are
- *       dead-lettered ({@link Redelivery#deadLetter}).</li>
- *   <li>Held deliveries keep their prefetch slot: a burst of retries slows the consumer down instead
- *       of spinning through the queue.</li>
+ *       FAILED below max attempts waits out its backoff ({@link RetryBackoff}), then is delivered
+ *       again as a counted copy ({@link Redelivery#retryAfter}). FAILED at max attempts, CONFLICT
+ *       and REJECTED are dead-lettered ({@link Redelivery#deadLetter}).</li>
+ *   <li>Held deliveries keep their prefetch slot: a burst of short retries slows the consumer down
+ *       instead of spinning through the queue. A backoff longer than {@code retry-broker-delay-above}
+ *       is not held: the copy waits in a delay queue ({@link DelayQueues}) and the original is acked,
+ *       so failing messages do not stall the others for minutes.</li>
  * </ul>
  *
  * <h2>Lifecycle</h2>
@@ -82,7 +85,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
                 : CopySignature.derived(settings.connection(), settings.queue());
-        this.redelivery = new Redelivery(settings, settlement, this::publisher, signature);
+        this.redelivery = new Redelivery(settings, settlement, this::publisher, signature,
+                new DelayQueues(settings, () -> publishConnection, System::nanoTime));
         this.requeueCounts = settings.queueType().requeueCounts();
     }
 
@@ -212,12 +216,13 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             case REQUEUE_LATER -> {
                 if (requeueCounts) {
                     // A requeue would spend an attempt (and on RabbitMQ 4 count towards the delivery limit).
-                    settlement.hold(d, () -> redelivery.retry(d, false));
+                    settlement.hold(d, settings.retryDelay(), () -> redelivery.retry(d, false));
                 } else {
                     settlement.holdThenRequeue(d);
                 }
             }
-            case RETRY_LATER -> settlement.hold(d, () -> redelivery.retry(d, true));
+            case RETRY_LATER -> redelivery.retryAfter(d,
+                    settings.backoff().delay(d.metadata.attempt(), ThreadLocalRandom.current().nextDouble()));
             case DEAD_LETTER -> redelivery.deadLetter(d, disposition);
         }
         return DONE;
@@ -242,8 +247,10 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         publisher = new ConfirmingPublisher(publishConnection, resources.executor(), resources.scheduler(),
                 settings.confirmTimeout());
         startConsumer();
+        RetryBackoff b = settings.backoff();
         LogId.ONCE0501I.log(name(), settings.queue(), c.describe(), settings.prefetch(), settings.maxAttempts(),
-                Durations.format(settings.retryDelay()), settings.deadLetterExchange());
+                Durations.format(b.first()), b.multiplier(), Durations.format(b.max()), Durations.format(b.brokerAbove()),
+                settings.deadLetterExchange());
     }
 
     /**
@@ -326,16 +333,10 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 startConsumer();
                 LogId.ONCE0513I.log(name(), settings.queue());
             } catch (IOException | RuntimeException e) {
-                LogId.ONCE0512W.log(name(), describe(e), Durations.format(connection().recoveryInterval()));
+                LogId.ONCE0512W.log(name(), Connections.describe(e), Durations.format(connection().recoveryInterval()));
                 scheduleReconsume();
             }
         }
-    }
-
-    /** amqp-client's IOException of a refused declaration has no message; the broker's reason is in its cause. */
-    private static String describe(Exception e) {
-        Throwable t = e.getMessage() == null && e.getCause() != null ? e.getCause() : e;
-        return t.getClass().getSimpleName() + ": " + t.getMessage();
     }
 
     /**

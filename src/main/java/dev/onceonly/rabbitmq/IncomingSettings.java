@@ -13,7 +13,7 @@ import java.util.List;
  * @param prefetch           unacknowledged deliveries, delayed retries included
  * @param deadLetterRoutingKey routing key dead-lettered messages are published with
  * @param maxAttempts        deliveries of a failing message before it is dead-lettered
- * @param retryDelay         how long a BUSY, RETRY or FAILED delivery is held before it goes back
+ * @param backoff            when a FAILED delivery is tried again, and whether the broker holds it meanwhile
  * @param drainTimeout       how long shutdown waits for deliveries being processed
  * @param confirmTimeout     how long a dead-letter or retry publish waits for the broker's confirm
  * @param declare            whether the connector declares exchanges, queues and bindings
@@ -24,9 +24,14 @@ import java.util.List;
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
                         String exchange, String exchangeType, List<String> routingKeys, int prefetch,
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
-                        String deadLetterRoutingKey, int maxAttempts, Duration retryDelay, Duration drainTimeout,
+                        String deadLetterRoutingKey, int maxAttempts, RetryBackoff backoff, Duration drainTimeout,
                         Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit,
                         String copySigningKey, QueueArguments queueArguments) {
+
+    /** How long a BUSY or RETRY delivery is held before it goes back: {@code retry-delay}, not backed off. */
+    Duration retryDelay() {
+        return backoff.first();
+    }
 
     @Override
     public String toString() {

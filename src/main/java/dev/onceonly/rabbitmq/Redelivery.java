@@ -7,18 +7,21 @@ import dev.onceonly.support.LogId;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
  * The deliveries that go back through a publish: copies for the next attempt, or for a later try
  * that is not an attempt (BUSY, RETRY on a queue where a requeue counts), each carrying the attempts
- * made so far; and dead letters (with reason headers). Each
- * is published with confirms and mandatory routing and the original acked only once the broker
- * confirmed the copy; a publish that fails leaves the original requeued, so nothing is lost.
+ * made so far, to the queue or, for a long delay, to a delay queue ({@link DelayQueues}); and dead
+ * letters (with reason headers). Each is published with confirms and mandatory routing and the
+ * original acked only once the broker confirmed the copy; a publish that fails leaves the original
+ * requeued, so nothing is lost.
  */
 final class Redelivery {
 
@@ -27,13 +30,15 @@ final class Redelivery {
     /** The publisher of the current connection (a new one after each reconnection). */
     private final Supplier<ConfirmingPublisher> publisher;
     private final CopySignature signature;
+    private final DelayQueues delayQueues;
 
     Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-               CopySignature signature) {
+               CopySignature signature, DelayQueues delayQueues) {
         this.settings = settings;
         this.settlement = settlement;
         this.publisher = publisher;
         this.signature = signature;
+        this.delayQueues = delayQueues;
     }
 
     /**
@@ -44,6 +49,25 @@ final class Redelivery {
      * connector did not make (a consumer that died, a dropped connection).
      */
     void retry(Delivery d, boolean countThisAttempt) {
+        publishCopy(d, countThisAttempt, settings.queue(), () -> { });
+    }
+
+    /**
+     * A failed delivery's next attempt, after {@code delay}: a copy through the delay queue when the
+     * broker holds such a delay (the original is acked once the copy is confirmed, freeing its
+     * prefetch slot at once), else the delivery is held here for {@code delay} and then copied to
+     * the queue. A delay queue that cannot be declared leaves the delivery held here.
+     */
+    void retryAfter(Delivery d, Duration delay) {
+        Optional<String> delayQueue = settings.backoff().brokerDelay(delay).flatMap(delayQueues::queueFor);
+        if (delayQueue.isPresent()) {
+            publishCopy(d, true, delayQueue.get(), () -> delayQueues.forget(delayQueue.get()));
+        } else {
+            settlement.hold(d, delay, () -> retry(d, true));
+        }
+    }
+
+    private void publishCopy(Delivery d, boolean countThisAttempt, String routingKey, Runnable onFailed) {
         IncomingRabbitMetadata m = d.metadata;
         Map<String, Object> headers = copyHeaders(m);
         int attempts = countThisAttempt ? m.attempt() : m.attempt() - 1;
@@ -52,7 +76,10 @@ final class Redelivery {
         headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
         headers.put(RabbitHeaders.SIGNATURE, signature.sign(settings.queue(), attempts, m.exchange(), m.routingKey(), m.body()));
         headers.remove(RabbitHeaders.DELIVERY_COUNT); // the broker's count, now carried in RETRY_ATTEMPTS
-        publishThenAck(d, "retry", "", settings.queue(), headers, () -> { });
+        // What the broker wrote when a delay queue returned this message: the count is in RETRY_ATTEMPTS,
+        // and each copy starting without them keeps the headers from growing with every pass.
+        headers.keySet().removeIf(RabbitHeaders::isDeathHeader);
+        publishThenAck(d, "retry", "", routingKey, headers, () -> { }, onFailed);
     }
 
     /** Publishes the message to the dead-letter exchange with the reason, then acks it. */
@@ -76,7 +103,7 @@ final class Redelivery {
         publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,
                 () -> LogId.ONCE0505W.log(settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest,
                         bodyHash(m.body()), disposition.outcome(), m.attempt(), settings.deadLetterExchange(),
-                        logReason(disposition)));
+                        logReason(disposition)), () -> { });
     }
 
     private static Map<String, Object> copyHeaders(IncomingRabbitMetadata m) {
@@ -85,10 +112,11 @@ final class Redelivery {
 
     /**
      * Publishes the message (unchanged but for {@code headers}) with confirms and mandatory routing,
-     * then acks the original. If the publish fails, nothing is lost: the original is requeued.
+     * then acks the original. If the publish fails, nothing is lost: the original is requeued
+     * (after {@code onFailed}).
      */
     private void publishThenAck(Delivery d, String what, String exchange, String routingKey,
-                                Map<String, Object> headers, Runnable onConfirmed) {
+                                Map<String, Object> headers, Runnable onConfirmed, Runnable onFailed) {
         if (d.isStale()) {
             // The broker took the delivery back when its channel closed and delivers it again: a copy
             // now would be a second one. (A channel that closes after this check, before the ack,
@@ -103,6 +131,7 @@ final class Redelivery {
                 onConfirmed.run();
                 settlement.ack(d);
             } else {
+                onFailed.run();
                 LogId.ONCE0506W.log(what, settings.channel(), bodyHash(d.metadata.body()), describe(failure),
                         Durations.format(settings.retryDelay()));
                 settlement.holdThenRequeue(d);

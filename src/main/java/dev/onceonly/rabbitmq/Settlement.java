@@ -11,7 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The broker actions of one incoming channel's deliveries — ack, requeue, hold for the retry delay
+ * The broker actions of one incoming channel's deliveries — ack, requeue, hold for a retry delay
  * — and the set of deliveries not yet settled. Every action goes through
  * {@link Delivery#claimSettlement()}, so each delivery is settled with the broker exactly once
  * (acking a delivery tag twice makes the broker close the channel), and leaves the
@@ -67,8 +67,8 @@ final class Settlement {
         settle(d);
     }
 
-    /** Keeps the delivery (and its prefetch slot) for the retry delay, then runs {@code then}. */
-    void hold(Delivery d, Runnable then) {
+    /** Keeps the delivery (and its prefetch slot) for {@code delay}, then runs {@code then}. */
+    void hold(Delivery d, Duration delay, Runnable then) {
         d.stage = Delivery.Stage.HELD;
         if (stopping) {
             requeue(d); // shutting down: no point in waiting
@@ -81,14 +81,15 @@ final class Settlement {
                 } else if (!d.isSettled()) {
                     then.run();
                 }
-            }, retryDelay.toMillis(), TimeUnit.MILLISECONDS);
+            }, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             requeue(d);
         }
     }
 
+    /** Keeps the delivery for the (fixed) retry delay, then requeues it. */
     void holdThenRequeue(Delivery d) {
-        hold(d, () -> requeue(d));
+        hold(d, retryDelay, () -> requeue(d));
     }
 
     /**

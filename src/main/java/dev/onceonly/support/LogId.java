@@ -83,9 +83,9 @@ public enum LogId {
     ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry"),
     /** Handler failed with an exception not worth retrying (no-retry-for); claim released, reported as such to the connector. */
     ONCE0304I(Level.INFO, "Handler of consumer '%s' failed (key %s), %s; claim released, reported as not worth retrying"),
-    /** Incoming channel consuming: queue, broker, prefetch, attempts, retry delay, dead-letter exchange. */
+    /** Incoming channel consuming: queue, broker, prefetch, attempts, retry backoff, dead-letter exchange. */
     ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, max-attempts %d, "
-            + "retry-delay %s, dead-letter exchange '%s'"),
+            + "retry-delay %s (failures: x%s per attempt up to %s, held by the broker above %s), dead-letter exchange '%s'"),
     /** Cannot connect or declare the topology; retried. */
     ONCE0502W(Level.WARNING, "RabbitMQ channel '%s' cannot connect to %s or set up its topology (%s); retrying in %s"),
     /** Connection lost; amqp-client recovers it, unacked deliveries go back to the queue. */
@@ -129,6 +129,12 @@ public enum LogId {
      */
     ONCE0515W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' exists with other arguments than configured %s (%s); "
             + "it is used as it is: set them with a policy, or delete the queue to let it be declared"),
+    /**
+     * A delay queue could not be declared (or, with {@code declare=false}, found): failed deliveries
+     * are held by the consumer for their backoff instead; tried again after a while.
+     */
+    ONCE0520W(Level.WARNING, "RabbitMQ channel '%s': delay queue '%s' could not be declared or found (%s); failed "
+            + "deliveries are held unacked for their retry delay instead, keeping their prefetch slot. Tried again in %s"),
     /** Ledger in use: consumers, retention, purge schedule. */
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     /** Unique violation on the ledger insert, with SQLState, vendor code and the verifier's decision. */

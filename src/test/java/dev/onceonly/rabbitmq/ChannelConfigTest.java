@@ -52,6 +52,7 @@ class ChannelConfigTest {
         assertEquals("orders.dlq", s.deadLetterQueue());
         assertEquals("orders", s.deadLetterRoutingKey());
         assertEquals(5, s.maxAttempts());
+        assertEquals(new RetryBackoff(Duration.ofSeconds(1), Duration.ofMinutes(1), 2.0, Duration.ofSeconds(5)), s.backoff());
         assertEquals(Duration.ofSeconds(1), s.retryDelay());
         assertEquals(Duration.ofSeconds(10), s.drainTimeout());
         assertTrue(s.declare());
@@ -211,6 +212,42 @@ class ChannelConfigTest {
         var e = assertThrows(InvalidConfigurationException.class,
                 () -> channel(ChannelConfig.Direction.OUTGOING, "instance-id", "pod one").outgoing());
         assertEquals("mp.messaging.outgoing.orders.instance-id", e.property());
+    }
+
+    @Test
+    void retryBackoffValues() {
+        RetryBackoff b = channel(ChannelConfig.Direction.INCOMING, "retry-delay", "2s", "retry-max-delay", "10m",
+                "retry-multiplier", "1.5", "retry-broker-delay-above", "30s").incoming().backoff();
+        assertEquals(new RetryBackoff(Duration.ofSeconds(2), Duration.ofMinutes(10), 1.5, Duration.ofSeconds(30)), b);
+        // A first delay over the default cap raises the cap with it, rather than failing a configuration that worked.
+        assertEquals(Duration.ofMinutes(3), channel(ChannelConfig.Direction.INCOMING, "retry-delay", "3m").incoming().backoff().max());
+        assertEquals(1.0, channel(ChannelConfig.Direction.INCOMING, "retry-multiplier", "1").incoming().backoff().multiplier());
+    }
+
+    @Test
+    void invalidRetryBackoffNamesTheProperty() {
+        for (String bad : new String[] {"abc", "0.5", "NaN", "11", "Infinity"}) {
+            assertIncomingInvalid("retry-multiplier", "retry-multiplier", bad);
+        }
+        var e = assertIncomingInvalid("retry-max-delay", "retry-delay", "5s", "retry-max-delay", "2s");
+        assertTrue(e.getMessage().contains("retry-delay (5s)"), e.getMessage());
+        assertIncomingInvalid("retry-max-delay", "retry-max-delay", "2d");
+        assertIncomingInvalid("retry-delay", "retry-delay", "25h");
+        assertIncomingInvalid("retry-broker-delay-above", "retry-broker-delay-above", "500ms");
+        // The delay queues' names (<queue>.onceonly.delay.<ms>) must fit RabbitMQ's 255 characters.
+        String longQueue = "q".repeat(240);
+        assertIncomingInvalid("queue.name", "queue.name", longQueue);
+        // Unless no delay is long enough to be held by the broker.
+        assertEquals(longQueue, channel(ChannelConfig.Direction.INCOMING, "queue.name", longQueue,
+                "retry-broker-delay-above", "1m").incoming().queue());
+    }
+
+    /** The incoming channel with these settings fails to start, naming {@code key}. */
+    private static InvalidConfigurationException assertIncomingInvalid(String key, String... keyValues) {
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> channel(ChannelConfig.Direction.INCOMING, keyValues).incoming(), String.join(" ", keyValues));
+        assertEquals("mp.messaging.incoming.orders." + key, e.property());
+        return e;
     }
 
     @Test

@@ -62,9 +62,7 @@ class QueueArgumentsTest {
             c.drainAndClose();
         }
         connection.close();
-        rabbit.deleteQueue(queue);
-        rabbit.deleteQueue(queue + ".dlq");
-        rabbit.deleteExchange(queue + ".dlx");
+        rabbit.deleteChannelTopology(queue);
         rabbit.close();
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();

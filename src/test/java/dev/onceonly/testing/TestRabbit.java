@@ -79,6 +79,13 @@ public final class TestRabbit implements AutoCloseable {
         channel.exchangeDelete(exchange);
     }
 
+    /** Deletes what an incoming channel declares for {@code queue} by default: it, its dead-letter queue and exchange. */
+    public void deleteChannelTopology(String queue) throws IOException {
+        deleteQueue(queue);
+        deleteQueue(queue + ".dlq");
+        deleteExchange(queue + ".dlx");
+    }
+
     /** Messages in the queue, ready or delivered but not yet acked (from the broker's own bookkeeping). */
     public static int total(String queue) throws Exception {
         for (String line : rabbitmqctl("-q", "list_queues", "name", "messages").split("\n")) {
