@@ -89,10 +89,9 @@ public class LiveFeed {
         // Registered before the backlog is sent, so nothing falls between the two; the page drops
         // a decision it already has by its number.
         broadcaster(sse).register(sink);
-        List<RecentDecisions.Decision> backlog = recent.after(0);
-        if (!backlog.isEmpty()) {
-            sink.send(event(sse, backlog));
-        }
+        // Sent even when empty: the server sends the response's headers with its first event, and
+        // until then the page's EventSource does not open (a fresh server's page stayed "connecting").
+        sink.send(event(sse, recent.after(0)));
     }
 
     private void closeSecond() {
