@@ -48,11 +48,17 @@ public final class InMemoryTelemetry implements AutoCloseable {
         return exporter.getFinishedSpanItems();
     }
 
+    /** Forgets the spans ended so far. */
+    public void reset() {
+        exporter.reset();
+    }
+
     /** The one ended span of this name; fails when there is none or several. */
     public SpanData span(String name) {
         List<SpanData> named = spans().stream().filter(s -> s.getName().equals(name)).toList();
         if (named.size() != 1) {
-            throw new AssertionError("expected one span '" + name + "', found " + named.size() + " among " + spans());
+            throw new AssertionError("expected one span '" + name + "', found " + named.size() + " among "
+                    + spans().stream().map(SpanData::getName).toList());
         }
         return named.get(0);
     }
