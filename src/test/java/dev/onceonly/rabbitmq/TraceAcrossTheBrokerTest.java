@@ -48,6 +48,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 class TraceAcrossTheBrokerTest {
 
     static final Duration LIMIT = Duration.ofSeconds(20);
+    /** Connecting retries every 500 ms until then: a broker busy with other builds may time a first connection out. */
+    static final Duration CONNECT_LIMIT = Duration.ofSeconds(60);
 
     final String exchange = "onceonly.unit.trace." + UUID.randomUUID();
     final String queue = exchange + ".in";
@@ -69,21 +71,26 @@ class TraceAcrossTheBrokerTest {
     void connect() throws Exception {
         rabbit = new TestRabbit();
         outbound = outbound("out", "order", tracing);
-        inbound = new InboundChannel(TestChannelConfig.of(Map.of("channel-name", "in", "host", "127.0.0.1", "queue.name", queue,
-                "exchange.name", exchange, "exchange.type", "direct", "routing-keys", "order", "drain-timeout", "5s"),
+        inbound = new InboundChannel(TestChannelConfig.of(Map.of("channel-name", "in", "host", "127.0.0.1",
+                "network-recovery-interval", "500ms", "queue.name", queue, "exchange.name", exchange, "exchange.type", "direct",
+                "routing-keys", "order", "drain-timeout", "5s"),
                 ChannelConfig.Direction.INCOMING).incoming(), resources, handover, () -> tracing);
         inbound.subscribe(probe);
         inbound.start();
-        await("the incoming channel connected", LIMIT, inbound::connected, up -> up);
+        await("the incoming channel connected", CONNECT_LIMIT, inbound::connected, up -> up);
         rabbit.declareQueue(followUps);
         rabbit.bind(followUps, exchange, "next");
     }
 
     @AfterEach
     void close() throws Exception {
-        inbound.stopConsuming();
-        inbound.drainAndClose();
-        outbound.stop();
+        if (inbound != null) {
+            inbound.stopConsuming();
+            inbound.drainAndClose();
+        }
+        if (outbound != null) {
+            outbound.stop();
+        }
         for (String q : List.of(queue, queue + ".dlq", followUps)) {
             rabbit.deleteQueue(q);
         }
@@ -186,7 +193,8 @@ class TraceAcrossTheBrokerTest {
     /** An outgoing channel to {@link #exchange}, connected, whose messages the test hands over itself. */
     private OutboundChannel outbound(String name, String routingKey, MessageTracing with) throws Exception {
         OutboundChannel channel = new OutboundChannel(TestChannelConfig.of(Map.of("channel-name", name, "host", "127.0.0.1",
-                "exchange.name", exchange, "exchange.type", "direct", "routing-key", routingKey), ChannelConfig.Direction.OUTGOING)
+                "network-recovery-interval", "500ms", "exchange.name", exchange, "exchange.type", "direct", "routing-key", routingKey),
+                ChannelConfig.Direction.OUTGOING)
                 .outgoing(), resources, () -> with);
         CompletableFuture<Void> demand = new CompletableFuture<>();
         channel.onSubscribe(new Subscription() {
@@ -201,7 +209,7 @@ class TraceAcrossTheBrokerTest {
             }
         });
         channel.start();
-        demand.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
+        demand.get(CONNECT_LIMIT.toSeconds(), TimeUnit.SECONDS);
         return channel;
     }
 
