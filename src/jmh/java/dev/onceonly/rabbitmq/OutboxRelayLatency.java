@@ -5,6 +5,7 @@ import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.engine.OutboxRelay;
 import dev.onceonly.jpa.JpaOutboxStore;
 import dev.onceonly.jpa.JtaOutbox;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.spi.OutboxListener;
 import dev.onceonly.support.CurrentKey;
 import dev.onceonly.testing.LocalJta;
@@ -75,7 +76,7 @@ public final class OutboxRelayLatency {
                 try (OutboxRelay relay = new OutboxRelay(store, endpoint, new OutboxRelay.Settings(Duration.ofMinutes(10),
                         Duration.ofMinutes(10), 100, 5, Duration.ofDays(1), Duration.ofSeconds(12)), Clock.systemUTC(),
                         resources.executor(), scheduler, listener)) {
-                    JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+                    JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
                     // Warm up both paths, then measure each.
                     run(jta, outbox, exchange, queue, 1_000, rate, true);
                     run(jta, outbox, exchange, queue, 1_000, rate, false);

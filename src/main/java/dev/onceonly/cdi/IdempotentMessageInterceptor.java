@@ -7,6 +7,7 @@ import dev.onceonly.api.MessageView;
 import dev.onceonly.jms.JmsMessageView;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import jakarta.annotation.Priority;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
@@ -17,6 +18,10 @@ import jakarta.interceptor.InvocationContext;
  * Thin adapter from CDI to {@link dev.onceonly.engine.GuardEngine}. Its priority puts it OUTSIDE
  * {@code @Transactional} (PLATFORM_BEFORE + 200): the claim is taken before the transaction begins
  * and finalised after it completed, so even a commit that fails at the very end releases it.
+ *
+ * <p>A connector's delivery is handled inside the span {@link Dispatch#process()} opens (a CONSUMER
+ * span continuing the publisher's trace), made current here, on the thread the handler runs on, so
+ * the guard's phases, the handler and whatever it publishes are children of it.
  */
 @IdempotentMessage
 @Interceptor
@@ -40,6 +45,18 @@ public class IdempotentMessageInterceptor {
         GuardedMethod method = extension.method(ctx.getMethod());
         Object[] args = ctx.getParameters();
         Dispatch posted = method.dispatch(args, handover);
+        MessageTracing.Span span = posted.process();
+        try {
+            return guarded(ctx, method, args, posted);
+        } catch (Throwable e) {
+            span.failed(e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    private Object guarded(InvocationContext ctx, GuardedMethod method, Object[] args, Dispatch posted) throws Exception {
         Watched dispatch = method.incoming() && posted.settlesFromDecision() ? new Watched(posted) : null;
         Object result;
         try {

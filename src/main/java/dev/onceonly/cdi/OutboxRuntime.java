@@ -7,6 +7,7 @@ import dev.onceonly.engine.OutboxRelay;
 import dev.onceonly.jpa.JpaOutboxStore;
 import dev.onceonly.jpa.JtaOutbox;
 import dev.onceonly.spi.HealthProbe;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.spi.OutboxListener;
 import dev.onceonly.spi.OutboxPublisher;
 import dev.onceonly.spi.OutboxStore;
@@ -59,6 +60,10 @@ public class OutboxRuntime {
 
     @Inject
     Instance<OutboxListener> listeners;
+
+    /** The sender's trace context into each message (observability's, when MicroProfile Telemetry is there). */
+    @Inject
+    Instance<MessageTracing> tracing;
 
     /** Runs the fast path with the application's context (its transactions, its class loader). */
     @Resource(lookup = "java:comp/DefaultManagedExecutorService")
@@ -141,7 +146,8 @@ public class OutboxRuntime {
             throw new OnceOnlyException("The outbox needs JTA transactions (java:comp/TransactionSynchronizationRegistry): " + e, e);
         }
         start();
-        return new JtaOutbox(store, registry, rows -> relay.committed(rows), clock);
+        return new JtaOutbox(store, registry, rows -> relay.committed(rows), clock,
+                tracing.isResolvable() ? tracing.get() : MessageTracing.NONE);
     }
 
     /** Stops the relay after the connector's channels drained and before it closes the outbox connection. */

@@ -3,6 +3,7 @@ package dev.onceonly.jpa;
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.Outbox;
 import dev.onceonly.api.OutboxMessage;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.spi.OutboxRecord;
 import dev.onceonly.spi.OutboxStore;
 import dev.onceonly.support.CurrentKey;
@@ -25,6 +26,9 @@ import java.util.function.Consumer;
  * transaction's {@code afterCompletion}. What a transaction sent is kept as a resource of that
  * transaction in the {@link TransactionSynchronizationRegistry}, so nothing is shared between
  * transactions or threads.
+ *
+ * <p>A send is a PRODUCER span ({@code <exchange> create}) whose trace context is written into the
+ * row's headers: the message carries the sender's trace whenever and wherever the relay publishes it.
  */
 public final class JtaOutbox implements Outbox {
 
@@ -35,6 +39,7 @@ public final class JtaOutbox implements Outbox {
     private final TransactionSynchronizationRegistry transactions;
     private final Consumer<List<Long>> committed;
     private final Clock clock;
+    private final MessageTracing tracing;
 
     /**
      * @param store        where rows are written
@@ -42,13 +47,15 @@ public final class JtaOutbox implements Outbox {
      * @param committed    told the ids of a transaction's rows after it committed (never after a rollback);
      *                     must return quickly, it runs on the committing thread
      * @param clock        the time written into each row
+     * @param tracing      what writes the sender's trace context into each message's headers
      */
     public JtaOutbox(OutboxStore store, TransactionSynchronizationRegistry transactions, Consumer<List<Long>> committed,
-                     Clock clock) {
+                     Clock clock, MessageTracing tracing) {
         this.store = Objects.requireNonNull(store, "store");
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.committed = Objects.requireNonNull(committed, "committed");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.tracing = Objects.requireNonNull(tracing, "tracing");
     }
 
     @Override
@@ -67,9 +74,20 @@ public final class JtaOutbox implements Outbox {
         String id = message.messageId() != null ? message.messageId()
                 : key != null ? key + "/" + sends.next(key)
                 : UUID.randomUUID().toString();
-        long row = store.append(new OutboxRecord(0, id, key != null ? key : id, message.withMessageId(id), clock.instant(), 0));
+        long row = store.append(new OutboxRecord(0, id, key != null ? key : id, traced(message.withMessageId(id)), clock.instant(), 0));
         sends.rows.add(row);
         return id;
+    }
+
+    /** The message with the trace context current now (the sender's) in its headers, unless it set its own. */
+    private OutboxMessage traced(OutboxMessage m) {
+        MessageTracing.Produced created = tracing.produce(MessageTracing.Operation.CREATE, m.exchange(), m.headers());
+        created.span().end();
+        if (created.headers() == m.headers()) {
+            return m;
+        }
+        return new OutboxMessage(m.exchange(), m.routingKey(), m.body(), m.contentType(), m.messageId(), m.correlationId(),
+                m.persistent(), created.headers());
     }
 
     /** What one transaction sent: its rows, and per guard key how many messages it numbered. */

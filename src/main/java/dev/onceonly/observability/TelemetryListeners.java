@@ -2,7 +2,9 @@ package dev.onceonly.observability;
 
 import dev.onceonly.cdi.OnceOnlyExtension;
 import dev.onceonly.spi.GuardListener;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.spi.OutboxListener;
+import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.Tracer;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -10,8 +12,8 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 
 /**
- * Contributes the OpenTelemetry metrics and tracing listeners when MicroProfile Telemetry is present. Vetoed by
- * {@link OnceOnlyExtension} when the OpenTelemetry API is not on the class path, so applications
+ * Contributes the OpenTelemetry metrics and tracing listeners, and the tracing of messages across
+ * the broker, when MicroProfile Telemetry is present. Vetoed by {@link OnceOnlyExtension} when the OpenTelemetry API is not on the class path, so applications
  * without the feature never load it. {@code onceonly.metrics.enabled=false} switches it off: the
  * guard then pays nothing for metrics.
  */
@@ -43,5 +45,17 @@ public class TelemetryListeners {
             return GuardListener.NONE;
         }
         return new GuardTracing(tracer.get());
+    }
+
+    /**
+     * Trace context across the broker, for the connector and the outbox; {@code onceonly.tracing.enabled=false}
+     * turns it off with the guard's spans. Dependent, like {@link #metrics}.
+     */
+    @Produces
+    MessageTracing messageTracing(Instance<OpenTelemetry> telemetry, Instance<Tracer> tracer, OnceOnlyExtension extension) {
+        if (!extension.global().tracing() || !telemetry.isResolvable() || !tracer.isResolvable()) {
+            return MessageTracing.NONE;
+        }
+        return BrokerTracing.of(telemetry.get(), tracer.get());
     }
 }

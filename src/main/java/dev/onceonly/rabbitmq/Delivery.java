@@ -4,6 +4,7 @@ import com.rabbitmq.client.Channel;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.MessageTracing;
 
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,6 +40,8 @@ final class Delivery implements Dispatch {
     final Object payload;
     /** Claims to be a retry copy, but this connector did not make it: never handed to the application. */
     final boolean forgedCopy;
+    /** Where its handling's span gets the publisher's trace context from: the headers, read only when it is handled. */
+    private final MessageTracing tracing;
     /** Generation of the consumer's AMQP channel at delivery; see {@link #isStale()}. */
     private final ChannelGeneration generation;
     private final long receivedIn;
@@ -50,12 +53,13 @@ final class Delivery implements Dispatch {
     private volatile GuardEvent guardDecision;
 
     Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation,
-             boolean forgedCopy) {
+             boolean forgedCopy, MessageTracing tracing) {
         this.channel = channel;
         this.deliveryTag = metadata.deliveryTag();
         this.metadata = metadata;
         this.payload = payload;
         this.forgedCopy = forgedCopy;
+        this.tracing = tracing;
         this.generation = generation;
         this.receivedIn = generation.current();
     }
@@ -68,6 +72,16 @@ final class Delivery implements Dispatch {
     @Override
     public void decided(GuardEvent event) {
         guardDecision = event;
+    }
+
+    /**
+     * The CONSUMER span {@code <queue> process}, continuing the trace the publisher's headers carry
+     * (a retry copy or a requeued delivery carries the original's headers, so every attempt
+     * continues the same trace).
+     */
+    @Override
+    public MessageTracing.Span process() {
+        return tracing.process(metadata.queue(), metadata.headers());
     }
 
     /** {@link InboundChannel#ack} requeues or dead-letters a delivery acked after a refusal. */

@@ -5,6 +5,7 @@ import com.rabbitmq.client.Connection;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * One incoming channel: publishes the deliveries of its {@link QueueConsumer} to Reactive
@@ -62,6 +64,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     private final IncomingSettings settings;
     private final Handover handover;
+    private final Supplier<MessageTracing> tracing;
     private final Settlement settlement;
     private final Redelivery redelivery;
     private final CopySignature signature;
@@ -78,10 +81,11 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private int requeuedAtStop;
     private int inFlightAtStop;
 
-    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover) {
+    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
         this.handover = handover;
+        this.tracing = tracing;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
                 : CopySignature.derived(settings.connection(), settings.queue());
@@ -265,7 +269,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 ch = Topology.declare(consumeConnection, ch, settings);
             }
             ch.basicQos(settings.prefetch());
-            QueueConsumer c = new QueueConsumer(ch, settings, signature, this::received, this::consumerLost,
+            QueueConsumer c = new QueueConsumer(ch, settings, signature, tracing, this::received, this::consumerLost,
                     this::requeuesAreCounted);
             ch.basicConsume(settings.queue(), false, "onceonly:" + name(), c);
             consumer = c;

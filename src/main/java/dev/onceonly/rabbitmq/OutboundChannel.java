@@ -3,6 +3,7 @@ package dev.onceonly.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -11,9 +12,11 @@ import org.reactivestreams.Subscription;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * One outgoing channel: publishes every message it receives with publisher confirms, and acks the
@@ -25,19 +28,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code text/plain}); an {@link OutgoingRabbitMetadata} on the message sets routing key, headers,
  * message id and other properties. Demand is signalled only once connected, and never more than
  * {@code max-inflight} publishes await their confirm.
+ *
+ * <p>Each publish is a PRODUCER span ({@link MessageTracing}), a child of the context current on the
+ * thread that hands the message over (the sender's, when the channel has demand), ending with the
+ * confirm; its trace context goes into the message's headers, unless the message set its own.
  */
 final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message<?>> {
 
     private final OutgoingSettings settings;
+    private final Supplier<MessageTracing> tracing;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile Subscription subscription;
     private volatile ConfirmingPublisher publisher;
     private boolean demandStarted;
     private volatile Connection connection;
 
-    OutboundChannel(OutgoingSettings settings, RabbitResources resources) {
+    OutboundChannel(OutgoingSettings settings, RabbitResources resources, Supplier<MessageTracing> tracing) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
+        this.tracing = tracing;
     }
 
     @Override
@@ -92,22 +101,30 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
     public void onNext(Message<?> message) {
         inflight.incrementAndGet();
         CompletableFuture<Void> confirmed;
+        MessageTracing.Span span = MessageTracing.Span.NONE;
         try {
             OutgoingRabbitMetadata meta = message.getMetadata(OutgoingRabbitMetadata.class).orElse(null);
             byte[] body = body(message.getPayload());
             String exchange = meta != null && meta.exchange() != null ? meta.exchange() : settings.exchange();
             String routingKey = meta != null && meta.routingKey() != null ? meta.routingKey() : settings.routingKey();
+            MessageTracing.Produced traced = tracing.get().produce(MessageTracing.Operation.PUBLISH, exchange,
+                    meta != null ? meta.headers() : Map.of());
+            span = traced.span();
             // Mandatory by default: a message no queue takes fails the send rather than being confirmed and dropped.
-            confirmed = publisher.publish(exchange, routingKey, settings.mandatory(), properties(message.getPayload(), meta), body);
+            confirmed = publisher.publish(exchange, routingKey, settings.mandatory(),
+                    properties(message.getPayload(), meta, traced.headers()), body);
         } catch (RuntimeException e) {
             confirmed = CompletableFuture.failedFuture(e);
         }
+        MessageTracing.Span published = span;
         confirmed.whenComplete((ok, failure) -> {
             if (failure == null) {
                 message.ack();
             } else {
+                published.failed(failure);
                 message.nack(failure);
             }
+            published.end();
             inflight.decrementAndGet();
             subscription.request(1);
         });
@@ -148,19 +165,19 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
                 + " cannot be published: send byte[] or String");
     }
 
-    private AMQP.BasicProperties properties(Object payload, OutgoingRabbitMetadata meta) {
+    private AMQP.BasicProperties properties(Object payload, OutgoingRabbitMetadata meta, Map<String, Object> headers) {
         boolean persistent = meta != null && meta.persistent() != null ? meta.persistent() : settings.persistent();
         String contentType = meta != null && meta.contentType() != null ? meta.contentType()
                 : payload instanceof String ? "text/plain; charset=utf-8" : "application/octet-stream";
         AMQP.BasicProperties.Builder b = new AMQP.BasicProperties.Builder()
                 .deliveryMode(persistent ? 2 : 1)
-                .contentType(contentType);
+                .contentType(contentType)
+                .headers(headers.isEmpty() ? null : headers);
         if (meta != null) {
             b.messageId(meta.messageId())
                     .correlationId(meta.correlationId())
                     .expiration(meta.expiration())
-                    .priority(meta.priority())
-                    .headers(meta.headers().isEmpty() ? null : meta.headers());
+                    .priority(meta.priority());
         }
         return b.build();
     }

@@ -5,10 +5,12 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.ShutdownSignalException;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.support.LogId;
 
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The AMQP consumer of one incoming channel: turns each broker delivery into a {@link Delivery}
@@ -20,6 +22,7 @@ final class QueueConsumer extends DefaultConsumer {
     private final IncomingSettings settings;
     private final Consumer<Delivery> deliveries;
     private final CopySignature signature;
+    private final Supplier<MessageTracing> tracing;
     private final Consumer<String> lost;
     private final Runnable countingQueue;
     private final Delivery.ChannelGeneration generation = new Delivery.ChannelGeneration();
@@ -32,11 +35,12 @@ final class QueueConsumer extends DefaultConsumer {
      * @param lost told when the broker closed this consumer's AMQP channel on its own (the connection
      *             stayed up: amqp-client will not recover it) or cancelled the consumer
      */
-    QueueConsumer(Channel channel, IncomingSettings settings, CopySignature signature, Consumer<Delivery> deliveries,
-                  Consumer<String> lost, Runnable countingQueue) {
+    QueueConsumer(Channel channel, IncomingSettings settings, CopySignature signature, Supplier<MessageTracing> tracing,
+                  Consumer<Delivery> deliveries, Consumer<String> lost, Runnable countingQueue) {
         super(channel);
         this.settings = settings;
         this.signature = signature;
+        this.tracing = tracing;
         this.deliveries = deliveries;
         this.lost = lost;
         this.countingQueue = countingQueue;
@@ -75,7 +79,7 @@ final class QueueConsumer extends DefaultConsumer {
         }
         IncomingRabbitMetadata metadata = new IncomingRabbitMetadata(settings.channel(), settings.queue(), exchange,
                 routingKey, envelope.isRedeliver(), envelope.getDeliveryTag(), properties, body, 1 + retries + returned);
-        deliveries.accept(new Delivery(getChannel(), metadata, settings.payloadType().of(body), generation, forged));
+        deliveries.accept(new Delivery(getChannel(), metadata, settings.payloadType().of(body), generation, forged, tracing.get()));
     }
 
     boolean isConsuming() {

@@ -4,6 +4,7 @@ import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.spi.OutboxPublisher;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
@@ -65,7 +66,12 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Any
     Instance<CredentialsProvider> credentialsProviders;
 
+    /** The trace context of messages (observability's, when MicroProfile Telemetry is there): see {@link #tracing()}. */
+    @Inject
+    Instance<MessageTracing> tracingBeans;
+
     private RabbitResources resources;
+    private volatile MessageTracing tracing;
 
     private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
     private final List<OutboundChannel> outbound = new CopyOnWriteArrayList<>();
@@ -98,7 +104,8 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
-        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING, this::credentialsProvider).incoming(), resources, handover);
+        InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING, this::credentialsProvider).incoming(), resources, handover,
+                this::tracing);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -106,7 +113,8 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
 
     @Override
     public SubscriberBuilder<? extends Message<?>, Void> getSubscriberBuilder(Config config) {
-        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.OUTGOING, this::credentialsProvider).outgoing(), resources);
+        OutboundChannel channel = new OutboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.OUTGOING, this::credentialsProvider).outgoing(), resources,
+                this::tracing);
         outbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromSubscriber(channel);
@@ -184,6 +192,21 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
             }
             return down.isEmpty() ? Optional.empty() : Optional.of("not connected: channel(s) " + String.join(", ", down));
         });
+    }
+
+    /**
+     * The tracing of messages, resolved on the first publish or delivery rather than when channels
+     * are created: Reactive Messaging creates them while the deployment is validated, possibly
+     * before the settings the tracing depends on ({@code onceonly.tracing.enabled}) are. Two
+     * threads may both resolve it at first; either result is the same.
+     */
+    private MessageTracing tracing() {
+        MessageTracing t = tracing;
+        if (t == null) {
+            t = tracingBeans.isResolvable() ? tracingBeans.get() : MessageTracing.NONE;
+            tracing = t;
+        }
+        return t;
     }
 
     private synchronized void startIfRunning(Runnable start) {

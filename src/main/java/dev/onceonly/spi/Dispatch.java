@@ -42,6 +42,18 @@ public interface Dispatch {
     }
 
     /**
+     * Opens the span this message's guarded handling runs in, current on the calling thread until
+     * it ends: for a connector's delivery, a CONSUMER span continuing the trace its publisher's
+     * headers carry. The guard's caller opens it around the whole guarded call (claim, handler,
+     * finalisation), on the thread the handler runs on, and ends it there.
+     *
+     * @return the span; {@link MessageTracing.Span#NONE} unless the connector traces its deliveries, and for {@link #of}
+     */
+    default MessageTracing.Span process() {
+        return MessageTracing.Span.NONE;
+    }
+
+    /**
      * A dispatch of {@code message} that nobody waits on.
      *
      * @param message the message the guard keys on

@@ -40,6 +40,16 @@ class LayeringTest {
                     "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..",
                     "dev.onceonly.http..", "dev.onceonly.demo..");
 
+    /**
+     * The OpenTelemetry API is there only with MicroProfile Telemetry: observability, which the
+     * extension vetoes without it, is the one package that may touch it. The connector, the outbox
+     * and the interceptor trace messages through {@code spi.MessageTracing}.
+     */
+    @ArchTest
+    static final ArchRule onlyObservabilityUsesOpenTelemetry = noClasses()
+            .that().resideOutsideOfPackage("dev.onceonly.observability..")
+            .should().dependOnClassesThat().resideInAPackage("io.opentelemetry..");
+
     /** The demo is what users copy: it uses the public API only. */
     @ArchTest
     static final ArchRule demoUsesThePublicApiOnly = noClasses()

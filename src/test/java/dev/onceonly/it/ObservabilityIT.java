@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -92,6 +93,60 @@ class ObservabilityIT {
         }
     }
 
+    /**
+     * One trace across the broker: the request publishes an order (the demo's outgoing channel), the
+     * guarded inventory consumer handles it and sends order.reserved through the outbox, and the
+     * guarded reserved consumer handles that. Every span hangs on the previous one: request (SERVER,
+     * the caller's child) → publish (PRODUCER) → inventory process (CONSUMER) → onceonly.claim of
+     * consumer inventory, and → create (PRODUCER, the outbox send) → reserved process (CONSUMER) →
+     * onceonly.claim of consumer reserved. A first attempt the demo fails on purpose
+     * (demo.fail-first-attempt-percent) comes back as a retry copy carrying the same headers: each
+     * of its consumer spans is a child of the publish span too.
+     */
+    @Test
+    void oneTraceCrossesTheBrokerFromThePublishThroughTheGuardedConsumerToItsOutboxEvent() throws Exception {
+        try (OtlpReceiver otlp = new OtlpReceiver(Integer.getInteger("onceonly.test.otlp.port", 4319))) {
+            String trace = randomHex(16);
+            String callerSpan = randomHex(8);
+            String order = "{\"orderId\":\"trace-" + UUID.randomUUID() + "\",\"sku\":\"trace-widget\",\"quantity\":1}";
+            assertEquals(200, postTo("/api/orders", order, "traceparent", "00-" + trace + "-" + callerSpan + "-01"));
+            // Spans are exported as they end, which is not the order of the chain: wait for its ends and the link between them.
+            List<OtlpReceiver.ReceivedSpan> spans = Eventually.await("the trace from the request to the reserved consumer's claim",
+                    Duration.ofSeconds(60), () -> otlp.spans().stream().filter(s -> s.traceId().equals(trace)).toList(),
+                    found -> found.stream().anyMatch(s -> claimOf(s, "reserved")) && found.stream().anyMatch(s -> s.name().endsWith(" create")
+                            && found.stream().anyMatch(c -> c.kind().equals("SPAN_KIND_CONSUMER") && c.spanId().equals(s.parentSpanId())))
+                            && found.stream().anyMatch(s -> s.parentSpanId().equals(callerSpan)));
+            OtlpReceiver.ReceivedSpan request = only(spans, s -> s.kind().equals("SPAN_KIND_SERVER") && s.parentSpanId().equals(callerSpan));
+            OtlpReceiver.ReceivedSpan publish = only(spans, s -> s.kind().equals("SPAN_KIND_PRODUCER") && s.name().endsWith(" publish")
+                    && s.parentSpanId().equals(request.spanId()));
+            assertEquals("rabbitmq", publish.attributes().get("messaging.system"), publish.toString());
+            List<OtlpReceiver.ReceivedSpan> attempts = spans.stream().filter(s -> s.kind().equals("SPAN_KIND_CONSUMER")
+                    && s.parentSpanId().equals(publish.spanId())).toList();
+            assertTrue(!attempts.isEmpty() && attempts.stream().allMatch(s -> s.name().endsWith(" process")
+                    && "rabbitmq".equals(s.attributes().get("messaging.system"))), "the inventory consumer's span(s) under the publish: " + spans);
+            Set<String> attemptIds = attempts.stream().map(OtlpReceiver.ReceivedSpan::spanId).collect(Collectors.toSet());
+            List<OtlpReceiver.ReceivedSpan> inventoryClaims = spans.stream().filter(s -> claimOf(s, "inventory")).toList();
+            assertTrue(!inventoryClaims.isEmpty() && inventoryClaims.stream().allMatch(s -> attemptIds.contains(s.parentSpanId())),
+                    "onceonly.claim of inventory inside its consumer span: " + spans);
+            OtlpReceiver.ReceivedSpan create = only(spans, s -> s.kind().equals("SPAN_KIND_PRODUCER") && s.name().endsWith(" create"));
+            assertTrue(attemptIds.contains(create.parentSpanId()), "the outbox send inside the inventory consumer's span: " + spans);
+            OtlpReceiver.ReceivedSpan reserved = only(spans, s -> s.kind().equals("SPAN_KIND_CONSUMER")
+                    && s.parentSpanId().equals(create.spanId()));
+            OtlpReceiver.ReceivedSpan reservedClaim = only(spans, s -> claimOf(s, "reserved"));
+            assertEquals(reserved.spanId(), reservedClaim.parentSpanId(), "onceonly.claim of reserved inside its consumer span: " + spans);
+        }
+    }
+
+    private static boolean claimOf(OtlpReceiver.ReceivedSpan span, String consumer) {
+        return span.name().equals("onceonly.claim") && consumer.equals(span.attributes().get("onceonly.consumer"));
+    }
+
+    private static OtlpReceiver.ReceivedSpan only(List<OtlpReceiver.ReceivedSpan> spans, Predicate<OtlpReceiver.ReceivedSpan> which) {
+        List<OtlpReceiver.ReceivedSpan> found = spans.stream().filter(which).toList();
+        assertEquals(1, found.size(), "exactly one such span among " + spans);
+        return found.get(0);
+    }
+
     private static String randomHex(int bytes) {
         byte[] b = new byte[bytes];
         new SecureRandom().nextBytes(b);
@@ -133,7 +188,12 @@ class ObservabilityIT {
 
     /** POSTs a payment; {@code headers} are extra name, value pairs. */
     private int post(String body, String... headers) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(BASE + "/api/payments")).header("Content-Type", "application/json");
+        return postTo("/api/payments", body, headers);
+    }
+
+    /** POSTs JSON to {@code path}; {@code headers} are extra name, value pairs. */
+    private int postTo(String path, String body, String... headers) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(BASE + path)).header("Content-Type", "application/json");
         for (int i = 0; i < headers.length; i += 2) {
             request.header(headers[i], headers[i + 1]);
         }

@@ -2,6 +2,7 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.GetResponse;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -70,7 +71,7 @@ class DelayedRetryTest {
             props.put(keyValues[i], keyValues[i + 1]);
         }
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming(),
-                resources, new Handover());
+                resources, new Handover(), () -> MessageTracing.NONE);
         channel.subscribe(subscriber);
         channel.start();
         await("the consumer", LIMIT, this::consumers, n -> n == 1);

@@ -7,6 +7,7 @@ import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
@@ -74,7 +75,7 @@ class InboundChannelTest {
                 Map.entry("drain-timeout", "5s"), Map.entry("queue.type", queueType), Map.entry("network-recovery-interval", "500ms"),
                 Map.entry("declare", Boolean.toString(declare)), Map.entry("retry-broker-delay-above", stale ? "1m" : "5s"));
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
-                .incoming(), resources, handover);
+                .incoming(), resources, handover, () -> MessageTracing.NONE);
         channel.subscribe(probe);
         channel.start();
         await("the consumer", LIMIT, () -> consumers(queue), n -> n == 1);

@@ -1,5 +1,6 @@
 package dev.onceonly.rabbitmq;
 
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
@@ -49,7 +50,7 @@ class OutboundChannelTest {
         Map<String, String> props = new HashMap<>(broker);
         props.putAll(Map.of("channel-name", "out", "exchange.name", exchange, "exchange.type", "direct", "routing-key", routingKey));
         channel = new OutboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.OUTGOING)
-                .outgoing(), resources);
+                .outgoing(), resources, () -> MessageTracing.NONE);
         CompletableFuture<Throwable> settled = new CompletableFuture<>();
         Message<String> message = Message.of("order", () -> {
             settled.complete(null);

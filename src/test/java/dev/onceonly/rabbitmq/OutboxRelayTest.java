@@ -6,14 +6,19 @@ import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.engine.OutboxRelay;
 import dev.onceonly.jpa.JpaOutboxStore;
 import dev.onceonly.jpa.JtaOutbox;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.spi.OutboxListener;
 import dev.onceonly.spi.OutboxStore;
 import dev.onceonly.support.CurrentKey;
 import dev.onceonly.testing.TcpProxy;
 import dev.onceonly.testing.Eventually;
+import dev.onceonly.testing.InMemoryTelemetry;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.TestRabbit;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -167,7 +172,7 @@ class OutboxRelayTest {
     void threeMessagesOfACommittedHandlerArePublishedAtOnceInOrderWithTheirDerivedIds() throws Exception {
         // A sweep only after a minute: whatever arrives within the test came by the fast path.
         OutboxRelay relay = relay(5672, Duration.ofMinutes(1), Duration.ofMinutes(1), 5);
-        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         Thread.sleep(200); // the relay's first sweep (at start) is done
         List<String> ids = sendInHandler(outbox, "inventory:AbC", 3, "reserved");
         assertEquals(List.of("inventory:AbC/1", "inventory:AbC/2", "inventory:AbC/3"), ids);
@@ -187,7 +192,7 @@ class OutboxRelayTest {
     @Test
     void aHandlerThatSendsAndThenThrowsPublishesNothing() throws Exception {
         OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 5);
-        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         assertThrows(IllegalStateException.class, () -> jta.inTransaction(() -> {
             try (CurrentKey.Scope scope = CurrentKey.enter("inventory:thrown")) {
                 outbox.send(OutboxMessage.text(exchange, "reserved", "never"));
@@ -201,7 +206,7 @@ class OutboxRelayTest {
 
     @Test
     void sendingOutsideATransactionFailsAndSaysWhy() {
-        JtaOutbox outbox = new JtaOutbox(store, jta, rows -> { }, Clock.systemUTC());
+        JtaOutbox outbox = new JtaOutbox(store, jta, rows -> { }, Clock.systemUTC(), MessageTracing.NONE);
         OnceOnlyException e = assertThrows(OnceOnlyException.class, () -> outbox.send(OutboxMessage.text(exchange, "reserved", "x")));
         assertTrue(e.getMessage().contains("needs an active JTA transaction"), e.getMessage());
     }
@@ -213,7 +218,7 @@ class OutboxRelayTest {
     @Test
     void rowsLeftByAnInstanceThatDiedAreSweptOncePerIdByTwoInstancesAtOnce() throws Exception {
         Consumer<List<Long>> died = rows -> { };
-        JtaOutbox deadInstance = new JtaOutbox(store, jta, died, Clock.systemUTC());
+        JtaOutbox deadInstance = new JtaOutbox(store, jta, died, Clock.systemUTC(), MessageTracing.NONE);
         for (int i = 0; i < 40; i++) {
             sendInHandler(deadInstance, "inventory:k" + i, 5, "reserved");
         }
@@ -230,7 +235,7 @@ class OutboxRelayTest {
     void withTheBrokerUnreachableFor30SecondsRowsWaitThenAllGoOutOnce() throws Exception {
         try (TcpProxy proxy = new TcpProxy(5672)) {
             OutboxRelay relay = relay(proxy.port(), Duration.ofMillis(500), Duration.ofMillis(200), 5);
-            JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+            JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
             proxy.cut();
             for (int i = 0; i < 20; i++) {
                 sendInHandler(outbox, "inventory:down" + i, 1, "reserved");
@@ -252,7 +257,7 @@ class OutboxRelayTest {
     @Test
     void anUnroutableRowIsParkedAndTheRowsAfterItInItsSourceWaitForThat() throws Exception {
         OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 3);
-        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         jta.inTransaction(() -> {
             try (CurrentKey.Scope scope = CurrentKey.enter("inventory:parked")) {
                 outbox.send(OutboxMessage.text(exchange, "nobody-listens", "lost?"));
@@ -281,7 +286,7 @@ class OutboxRelayTest {
     @Test
     void aRowForAMissingExchangeIsParkedAndTheRelayGoesOn() throws Exception {
         OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 2);
-        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC());
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         jta.inTransaction(() -> {
             try (CurrentKey.Scope scope = CurrentKey.enter("inventory:nowhere")) {
                 return outbox.send(OutboxMessage.text(exchange + ".missing", "reserved", "nowhere"));
@@ -295,6 +300,37 @@ class OutboxRelayTest {
              ResultSet r = s.executeQuery("select last_error from onceonly_outbox where state = 2")) {
             r.next();
             assertTrue(r.getString(1).contains("does not exist"), r.getString(1));
+        }
+    }
+
+    /**
+     * A message carries the trace context current when the handler sent it, kept in its row's
+     * headers: the relay publishes later, on a thread of its own, whose context it never uses.
+     */
+    @Test
+    void aMessageCarriesTheTraceContextOfItsSendNotTheRelays() throws Exception {
+        try (InMemoryTelemetry telemetry = new InMemoryTelemetry()) {
+            OutboxRelay relay = relay(5672, Duration.ofMinutes(1), Duration.ofMinutes(1), 5);
+            JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), telemetry.messageTracing());
+            Span handler = telemetry.tracer().spanBuilder("handler").startSpan();
+            try (Scope ignored = handler.makeCurrent()) {
+                sendInHandler(outbox, "inventory:traced", 1, "reserved");
+            } finally {
+                handler.end();
+            }
+            GetResponse published = Eventually.await("the message published", Duration.ofSeconds(20), () -> rabbit.drain(queue),
+                    got -> got.size() == 1).get(0);
+            SpanData create = telemetry.span(exchange + " create");
+            String trace = handler.getSpanContext().getTraceId();
+            assertEquals(trace, create.getTraceId());
+            assertEquals(handler.getSpanContext().getSpanId(), create.getParentSpanId());
+            String traceparent = "00-" + trace + "-" + create.getSpanId() + "-01";
+            assertEquals(traceparent, published.getProps().getHeaders().get("traceparent").toString());
+            try (Connection c = db.connect(); Statement s = c.createStatement();
+                 ResultSet r = s.executeQuery("select headers from onceonly_outbox where message_id = 'inventory:traced/1'")) {
+                assertTrue(r.next());
+                assertTrue(r.getString(1).contains(traceparent), "kept with the row: " + r.getString(1));
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -226,7 +227,7 @@ class QueueArgumentsTest {
 
     /** Starts a channel whose subscriber acks every message as it arrives and records its payload. */
     private Acking start(IncomingSettings s) {
-        InboundChannel c = new InboundChannel(s, resources, new Handover());
+        InboundChannel c = new InboundChannel(s, resources, new Handover(), () -> MessageTracing.NONE);
         channels.add(c);
         Acking subscriber = new Acking();
         c.subscribe(subscriber);

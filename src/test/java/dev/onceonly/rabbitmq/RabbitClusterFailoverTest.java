@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.RabbitCluster;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterAll;
@@ -289,7 +290,7 @@ class RabbitClusterFailoverTest {
                 "network-recovery-interval", "500ms", "connection-timeout", "2s", "confirm-timeout", "5s"));
         props.put("drain-timeout", "2s");
         InboundChannel channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming(),
-                resources, new Handover());
+                resources, new Handover(), () -> MessageTracing.NONE);
         channels.add(channel);
         channel.subscribe(recorder);
         channel.start();

@@ -2,6 +2,7 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.TestRabbit;
 import io.smallrye.config.PropertiesConfigSource;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -87,7 +88,7 @@ class RabbitCredentialsProviderTest {
                 "copy-signing-key", "key-" + id, "network-recovery-interval", "200ms");
         channel = new InboundChannel(TestChannelConfig.of(props, new PropertiesConfigSource(Map.of(), "global", 100),
                 ChannelConfig.Direction.INCOMING, name -> name.equals("rotating") ? Optional.of(rotating) : Optional.empty())
-                .incoming(), resources, new Handover());
+                .incoming(), resources, new Handover(), () -> MessageTracing.NONE);
         channel.subscribe(probe);
         channel.start();
         await("consuming as the provider's user", LIMIT, () -> channel.connected(), up -> up);

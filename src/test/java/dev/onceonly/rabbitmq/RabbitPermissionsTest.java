@@ -1,6 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
@@ -68,7 +69,7 @@ class RabbitPermissionsTest {
                 "routing-keys", "order", "host", "127.0.0.1", "username", user, "password", "pw-" + id,
                 "retry-delay", "100ms", "max-attempts", "2");
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
-                .incoming(), resources, new Handover());
+                .incoming(), resources, new Handover(), () -> MessageTracing.NONE);
         channel.subscribe(probe);
         channel.start();
         await("consuming under the limited user", LIMIT, () -> channel.connected(), up -> up);

@@ -4,6 +4,7 @@ import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.MessageTracing;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -13,6 +14,7 @@ public final class RecordingDispatch implements Dispatch {
 
     private final MessageView message;
     private final boolean settlesFromDecision;
+    private final MessageTracing tracing;
     private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
 
     public RecordingDispatch(MessageView message) {
@@ -21,8 +23,19 @@ public final class RecordingDispatch implements Dispatch {
 
     /** {@code settlesFromDecision}: as the RabbitMQ connector's deliveries (a refusal needs no exception). */
     public RecordingDispatch(MessageView message, boolean settlesFromDecision) {
+        this(message, settlesFromDecision, MessageTracing.NONE);
+    }
+
+    /** Handled in the span {@code tracing} opens for a delivery of queue {@code "queue"} with the message's headers. */
+    public RecordingDispatch(MessageView message, boolean settlesFromDecision, MessageTracing tracing) {
         this.message = message;
         this.settlesFromDecision = settlesFromDecision;
+        this.tracing = tracing;
+    }
+
+    @Override
+    public MessageTracing.Span process() {
+        return tracing.process("queue", message.headers());
     }
 
     @Override

@@ -58,6 +58,11 @@ public final class TestRabbit implements AutoCloseable {
         }
     }
 
+    /** A durable classic queue, declared as an administrator would, outside the connector. */
+    public void declareQueue(String queue) throws IOException {
+        channel.queueDeclare(queue, true, false, false, null);
+    }
+
     /** A durable quorum queue, declared as an administrator would, outside the connector. */
     public void declareQuorumQueue(String queue) throws IOException {
         channel.queueDeclare(queue, true, false, false, java.util.Map.of("x-queue-type", "quorum"));
