@@ -24,6 +24,28 @@ import redis.clients.jedis.RedisClient;
  */
 public enum Peer {
 
+    /**
+     * The floor, measured among the peers so that it sits minutes apart from them at most: a bare
+     * {@code SET key value NX PX 30000} through a pooled Jedis client ({@link RedisRoundTripBenchmark#floorSetNxPx}).
+     */
+    FLOOR {
+        @Override
+        Client open(HostAndPort redis) {
+            RedisClient client = RedisClient.create(redis);
+            return new Client() {
+                @Override
+                public boolean firstTime(String key) {
+                    return client.set(key, RedisRoundTripBenchmark.FLOOR_VALUE, RedisRoundTripBenchmark.NX_PX_LEASE) != null;
+                }
+
+                @Override
+                public void close() {
+                    client.close();
+                }
+            };
+        }
+    },
+
     /** {@link RedisClaimStore#claim}, the native {@code SET NX PX GET}: one round trip. */
     ONCEONLY {
         @Override

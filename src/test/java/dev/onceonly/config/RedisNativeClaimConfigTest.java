@@ -2,8 +2,6 @@ package dev.onceonly.config;
 
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.redis.RedisSettings;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -17,8 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RedisNativeClaimConfigTest {
 
     private static RedisSettings redis(Map<String, String> props) {
-        return new OnceOnlyConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(props, "test", 500)).build()).global().redis();
+        return RedisWaitConfigTest.redis(props);
     }
 
     @Test
