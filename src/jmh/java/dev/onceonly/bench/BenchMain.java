@@ -41,6 +41,11 @@ import java.util.stream.Collectors;
 public final class BenchMain {
 
     private static final Path OUT = Path.of("target", "bench");
+    private static final String PEERS = PeersBenchmark.class.getSimpleName() + ".";
+
+    /** What the peers table shows beside the timings: counts, the same on every run. */
+    private record PeerCounts(PeerRoundTrips.Count roundTrips, double bytesPerMessage) {
+    }
 
     private BenchMain() {
     }
@@ -60,10 +65,18 @@ public final class BenchMain {
             results.add(byLabel);
         }
         RedisMemoryPerKey.Figure[] memory;
+        Map<Peer, PeerCounts> peers = new java.util.EnumMap<>(Peer.class);
         try (RedisClient client = BenchRedis.client()) {
-            memory = new RedisMemoryPerKey(client).measure();
+            RedisMemoryPerKey measure = new RedisMemoryPerKey(client);
+            memory = measure.measure();
+            // Counts for the peers table, only when the peers were measured.
+            if (results.stream().anyMatch(r -> r.keySet().stream().anyMatch(l -> l.startsWith(PEERS)))) {
+                for (Peer peer : Peer.values()) {
+                    peers.put(peer, new PeerCounts(PeerRoundTrips.count(peer, BenchRedis.address()), measure.bytesPerMessage(peer)));
+                }
+            }
         }
-        String report = new Report(results, memory).render(loadBefore, loadAverage());
+        String report = new Report(results, memory, peers).render(loadBefore, loadAverage());
         Files.writeString(OUT.resolve("report.md"), report);
         System.out.println();
         System.out.println(report);
@@ -76,7 +89,8 @@ public final class BenchMain {
                 .resultFormat(ResultFormatType.JSON)
                 .result(OUT.resolve("round-" + round + ".json").toString());
         if (cli.getIncludes().isEmpty()) {
-            b.include(RedisRoundTripBenchmark.class.getSimpleName()).include(EngineBenchmark.class.getSimpleName());
+            b.include(RedisRoundTripBenchmark.class.getSimpleName()).include(EngineBenchmark.class.getSimpleName())
+                    .include(PeersBenchmark.class.getSimpleName());
         }
         if (!cli.getForkCount().hasValue()) {
             b.forks(1);
@@ -110,7 +124,7 @@ public final class BenchMain {
     }
 
     /** The table: every figure as measured, as a ratio to its floor, and against its target. */
-    private record Report(List<Map<String, RunResult>> rounds, RedisMemoryPerKey.Figure[] memory) {
+    private record Report(List<Map<String, RunResult>> rounds, RedisMemoryPerKey.Figure[] memory, Map<Peer, PeerCounts> peers) {
 
         private static final String FLOOR = "RedisRoundTripBenchmark.floorSetNxPx";
         private static final String GUARD_REDIS = "RedisRoundTripBenchmark.guardFreshMessage";
@@ -137,6 +151,7 @@ public final class BenchMain {
             t.add("");
             t.add("Redis rows: median (p50) of per-call samples; ratio = p50 / floor p50 within a round. Engine rows: "
                     + "wall-clock average and JVM CPU time (all threads) per message; the target is judged on CPU time.");
+            peers(t);
             return String.join("\n", t) + "\n";
         }
 
@@ -166,6 +181,36 @@ public final class BenchMain {
                     Double.isNaN(targetNanos) ? "" : verdict(median(cpu) <= targetNanos),
                     median(cpu) / 1000, list(scaled(cpu), "%.2f"),
                     median(values(label, r -> secondary(r, "gc.alloc.rate.norm")))));
+        }
+
+        /** OnceOnly's claim and its peers, fresh and duplicate key, against the floor measured among them. */
+        private void peers(List<String> t) {
+            if (peers.isEmpty()) {
+                return;
+            }
+            t.add("");
+            t.add("| peer | fresh key p50 | ratio to floor | duplicate key p50 | ratio to floor | round trips fresh / duplicate "
+                    + "| alloc/op fresh / duplicate | Redis memory per message |");
+            t.add("|---|---|---|---|---|---|---|---|");
+            ToDoubleFunction<RunResult> p50 = r -> r.getPrimaryResult().getStatistics().getPercentile(50);
+            ToDoubleFunction<RunResult> alloc = r -> secondary(r, "gc.alloc.rate.norm");
+            // The floor measured in the same sweep as the peers, a fresh key: both columns divide by it.
+            String floor = PEERS + "freshKey:" + Peer.FLOOR;
+            for (Map.Entry<Peer, PeerCounts> e : peers.entrySet()) {
+                String fresh = PEERS + "freshKey:" + e.getKey();
+                String duplicate = PEERS + "duplicateKey:" + e.getKey();
+                t.add(String.format(Locale.ROOT, "| %s | %.1f us %s | %.2fx %s | %.1f us %s | %.2fx %s | %d / %d | %.0f B / %.0f B | %.1f B |",
+                        e.getKey(), median(values(fresh, p50)), list(values(fresh, p50), "%.1f"),
+                        median(ratios(fresh, floor, p50)), list(ratios(fresh, floor, p50), "%.2f"),
+                        median(values(duplicate, p50)), list(values(duplicate, p50), "%.1f"),
+                        median(ratios(duplicate, floor, p50)), list(ratios(duplicate, floor, p50), "%.2f"),
+                        e.getValue().roundTrips().fresh(), e.getValue().roundTrips().duplicate(),
+                        median(values(fresh, alloc)), median(values(duplicate, alloc)), e.getValue().bytesPerMessage()));
+            }
+            t.add("");
+            t.add("Peers: p50 per call, ratio to FLOOR's fresh key (a bare SET NX PX, measured in the same sweep) within a round; "
+                    + "round trips counted on the wire; memory = "
+                    + "used_memory growth per processed message over " + RedisMemoryPerKey.KEYS + " messages.");
         }
 
         private void allocation(List<String> t) {

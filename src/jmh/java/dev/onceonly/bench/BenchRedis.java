@@ -25,6 +25,13 @@ final class BenchRedis {
         return HostAndPort.from(value);
     }
 
+    /** Empties the benchmark's Redis (and only it: see the class comment). */
+    static void flush() {
+        try (RedisClient client = client()) {
+            client.flushAll();
+        }
+    }
+
     /** A pooled client, the same kind {@code RedisClaimStore} uses in production. */
     static RedisClient client() {
         return RedisClient.create(address());

@@ -54,6 +54,22 @@ final class RedisMemoryPerKey {
         };
     }
 
+    /**
+     * {@value #KEYS} messages processed through {@code peer} (for OnceOnly claimed and completed):
+     * {@code used_memory} growth per message. Some peers keep one key per message, Spring
+     * Integration one hash field in a single key; so per message, not per key.
+     */
+    double bytesPerMessage(Peer peer) {
+        long before = emptyUsedMemory();
+        RedisRoundTripBenchmark.KeySource keys = new RedisRoundTripBenchmark.KeySource(peer.ordinal());
+        try (Peer.Client c = peer.open(BenchRedis.address())) {
+            for (int i = 0; i < KEYS; i++) {
+                c.processed(keys.next());
+            }
+        }
+        return (usedMemory() - before) / (double) KEYS;
+    }
+
     private Figure bareKeys(String value) {
         SetParams ttl = SetParams.setParams().px(RETENTION_MILLIS);
         long before = emptyUsedMemory();

@@ -293,8 +293,10 @@ public final class OnceOnlyConfig {
             throw new InvalidConfigurationException("onceonly.redis.wait-timeout", waitTimeout.toString(),
                     "a duration below onceonly.redis.socket-timeout (" + socket + ")");
         }
+        RedisSettings.NativeClaim nativeClaim = RedisSettings.NativeClaim.valueOf(
+                config.choice("onceonly.redis.native-claim", "auto", "auto", "off").toUpperCase(Locale.ROOT));
         return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels, trust,
-                waitReplicas, waitTimeout);
+                waitReplicas, waitTimeout, nativeClaim);
     }
 
     /**

@@ -22,9 +22,11 @@ import redis.clients.jedis.SslVerifyMode;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisAskDataException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.exceptions.JedisRedirectionException;
+import redis.clients.jedis.params.SetParams;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.nio.charset.StandardCharsets;
@@ -39,12 +41,16 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
- * {@link ClaimStore} on Redis through Jedis. Every primitive is ONE round trip: a Lua script on one
- * key, called by SHA ({@code EVALSHA}) and loaded again on {@code NOSCRIPT} (after a restart or a
- * fail-over). One key per call, so it works unchanged on standalone, Sentinel and Cluster.
+ * {@link ClaimStore} on Redis through Jedis. Every primitive is ONE round trip on one key, so it works
+ * unchanged on standalone, Sentinel and Cluster: a claim is the native {@code SET key value NX PX
+ * lease GET} (Redis 7.0 and later), the other primitives a Lua script called by SHA ({@code EVALSHA})
+ * and loaded again on {@code NOSCRIPT} (after a restart or a fail-over). Where Redis refuses
+ * {@code NX} with {@code GET} (before 7.0), or {@link RedisSettings.NativeClaim#OFF} says so, a claim
+ * is the {@link #CLAIM} script, which gives the same answer.
  *
  * <h2>Values</h2>
  * <ul>
@@ -75,7 +81,11 @@ public final class RedisClaimStore implements ClaimStore {
     /** The done value of a key stored without a fingerprint: a shared integer object in Redis. */
     static final String DONE_WITHOUT_FINGERPRINT = "1";
 
-    /** SET NX PX, and on failure the current value in the same call: never GET-then-SET. */
+    /**
+     * SET NX PX, and on failure the current value in the same call: never GET-then-SET. Exactly what
+     * the native {@code SET NX PX GET} answers (nil: taken; else the value found, unchanged), for
+     * servers that refuse that command.
+     */
     static final String CLAIM = """
             if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
             return redis.call('GET', KEYS[1])""";
@@ -113,6 +123,11 @@ public final class RedisClaimStore implements ClaimStore {
     private static final Script EXTEND_SCRIPT = Script.of(EXTEND);
 
     private final UnifiedJedis redis;
+    /**
+     * Whether a claim is tried as the native {@code SET NX PX GET}: true unless configured off, until
+     * Redis refused it once (a server before 7.0); then false for the store's life.
+     */
+    private volatile boolean nativeClaim;
     /** How long Redis counts as not answering after a command timed out. */
     private final long quietNanos;
     /**
@@ -141,7 +156,17 @@ public final class RedisClaimStore implements ClaimStore {
      * @param redis the client
      */
     public RedisClaimStore(UnifiedJedis redis) {
-        this(redis, Duration.ZERO);
+        this(redis, RedisSettings.NativeClaim.AUTO);
+    }
+
+    /**
+     * Wraps a client the caller built (tests, benchmarks), sending claims as told. The store closes it.
+     *
+     * @param redis       the client
+     * @param nativeClaim whether claims are tried as the native {@code SET NX PX GET} first
+     */
+    public RedisClaimStore(UnifiedJedis redis, RedisSettings.NativeClaim nativeClaim) {
+        this(redis, Duration.ZERO, 0, RedisSettings.DEFAULT_WAIT_TIMEOUT, nativeClaim);
     }
 
     /**
@@ -152,7 +177,7 @@ public final class RedisClaimStore implements ClaimStore {
      *                          long (then one asks Redis again); zero to always ask
      */
     public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout) {
-        this(redis, quietAfterTimeout, 0, RedisSettings.DEFAULT_WAIT_TIMEOUT);
+        this(redis, quietAfterTimeout, 0, RedisSettings.DEFAULT_WAIT_TIMEOUT, RedisSettings.NativeClaim.AUTO);
     }
 
     /**
@@ -163,9 +188,11 @@ public final class RedisClaimStore implements ClaimStore {
      *                          long (then one asks Redis again); zero to always ask
      * @param waitReplicas      replicas that must acknowledge a completion (Redis {@code WAIT}); 0 not to wait
      * @param waitTimeout       how long a completion waits for them at most; keep it below the socket timeout
+     * @param nativeClaim       whether claims are tried as the native {@code SET NX PX GET} first
      * @throws IllegalArgumentException if {@code waitReplicas} is negative
      */
-    public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout, int waitReplicas, Duration waitTimeout) {
+    public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout, int waitReplicas, Duration waitTimeout,
+                           RedisSettings.NativeClaim nativeClaim) {
         if (waitReplicas < 0) {
             throw new IllegalArgumentException("waitReplicas must not be negative: " + waitReplicas);
         }
@@ -173,6 +200,7 @@ public final class RedisClaimStore implements ClaimStore {
         this.quietNanos = quietAfterTimeout.toNanos();
         this.waitReplicas = waitReplicas;
         this.waitTimeoutMillis = waitTimeout.toMillis();
+        this.nativeClaim = nativeClaim == RedisSettings.NativeClaim.AUTO;
     }
 
     /**
@@ -184,7 +212,8 @@ public final class RedisClaimStore implements ClaimStore {
     public static RedisClaimStore connect(RedisSettings settings) {
         // In a cluster one node's timeout says nothing about the others: no quiet time there.
         Duration quiet = settings.mode() == RedisSettings.Mode.CLUSTER ? Duration.ZERO : settings.socketTimeout();
-        RedisClaimStore store = new RedisClaimStore(client(settings), quiet, settings.waitReplicas(), settings.waitTimeout());
+        RedisClaimStore store = new RedisClaimStore(client(settings), quiet, settings.waitReplicas(), settings.waitTimeout(),
+                settings.nativeClaim());
         store.sentinelMaster = settings.sentinelMaster();
         store.standalone = settings.mode() == RedisSettings.Mode.STANDALONE ? settings.nodes().get(0) : null;
         store.nodeConfig = clientConfig(settings);
@@ -261,11 +290,12 @@ public final class RedisClaimStore implements ClaimStore {
 
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
-        Object v = call(CLAIM_SCRIPT, "claim", key, inProgress(token, fingerprint), Long.toString(lease.toMillis()));
-        if (v == null) {
+        String claim = inProgress(token, fingerprint);
+        long leaseMillis = lease.toMillis();
+        String value = (String) call("claim", UnaryOperator.identity(), () -> claimOnce(key, claim, leaseMillis));
+        if (value == null) {
             return ClaimResult.ACQUIRED;
         }
-        String value = (String) v;
         if (value.startsWith(holderPrefix(token))) {
             // Our own claim: a first attempt whose reply was lost (see call) did take the key.
             return ClaimResult.ACQUIRED;
@@ -312,8 +342,9 @@ public final class RedisClaimStore implements ClaimStore {
         // A retry after a lost reply finds the key already done, most likely by the first attempt:
         // that is the holder's own completion, not a lost lease (else a false ONCE0103W). Whether
         // that first write reached the replicas is then unknown: replicas stays -1, unconfirmed.
-        HolderResult result = holder(call(COMPLETE_SCRIPT, "complete", reply -> isApplied(reply) || !done.equals(redis.get(key)) ? reply : APPLIED,
-                run, key, holderPrefix(token), done, Long.toString(retention.toMillis())));
+        String[] keyAndArgs = {key, holderPrefix(token), done, Long.toString(retention.toMillis())};
+        HolderResult result = holder(call("complete", reply -> isApplied(reply) || !done.equals(redis.get(key)) ? reply : APPLIED,
+                () -> run.apply(keyAndArgs)));
         boolean confirmed = waitReplicas > 0 && replicas[0] >= waitReplicas;
         if (waitReplicas > 0 && result == HolderResult.APPLIED && !confirmed) {
             unconfirmed(replicas[0]);
@@ -344,14 +375,46 @@ public final class RedisClaimStore implements ClaimStore {
     @Override
     public HolderResult release(String key, String token) {
         // A retry after a lost reply finds the key gone, most likely deleted by the first attempt.
-        return holder(call(RELEASE_SCRIPT, "release", reply -> isApplied(reply) || redis.exists(key) ? reply : APPLIED,
+        return holder(script(RELEASE_SCRIPT, "release", reply -> isApplied(reply) || redis.exists(key) ? reply : APPLIED,
                 key, holderPrefix(token)));
     }
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
-        return holder(call(EXTEND_SCRIPT, "extend", UnaryOperator.identity(), key, holderPrefix(token),
+        return holder(script(EXTEND_SCRIPT, "extend", UnaryOperator.identity(), key, holderPrefix(token),
                 Long.toString(lease.toMillis())));
+    }
+
+    /**
+     * One attempt of a claim: the value found (null when the key was taken). Native while Redis
+     * accepts {@code SET NX GET}; the script otherwise.
+     */
+    private Object claimOnce(String key, String claim, long leaseMillis) {
+        if (nativeClaim) {
+            try {
+                return redis.setGet(key, claim, SetParams.setParams().nx().px(leaseMillis));
+            } catch (JedisDataException e) {
+                if (!refusesNxWithGet(e)) {
+                    throw e;
+                }
+                // Redis before 7.0 refuses NX with GET as a syntax error, while parsing, before it
+                // touches the key: nothing was written, so the script can take this very claim.
+                claimByScriptFromNowOn();
+            }
+        }
+        return evalsha(CLAIM_SCRIPT, key, new String[] {key, claim, Long.toString(leaseMillis)});
+    }
+
+    private synchronized void claimByScriptFromNowOn() {
+        if (nativeClaim) {
+            nativeClaim = false;
+            LogId.ONCE0110I.log();
+        }
+    }
+
+    /** Redis 6.2 answers {@code SET k v NX GET} with this error, 6.0 and older ({@code GET} unknown) too. */
+    private static boolean refusesNxWithGet(JedisDataException e) {
+        return !(e instanceof JedisRedirectionException) && e.getMessage() != null && e.getMessage().startsWith("ERR syntax error");
     }
 
     private static String inProgress(String token, String fingerprint) {
@@ -373,29 +436,25 @@ public final class RedisClaimStore implements ClaimStore {
         return isApplied(reply) ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
     }
 
-    private Object call(Script script, String operation, String key, String... args) {
-        return call(script, operation, UnaryOperator.identity(), key, args);
-    }
-
-    private Object call(Script script, String operation, UnaryOperator<Object> afterLostReply, String key, String... args) {
-        return call(script, operation, afterLostReply, keyAndArgs -> evalsha(script, key, keyAndArgs), key, args);
+    private Object script(Script script, String operation, UnaryOperator<Object> afterLostReply, String key, String... args) {
+        String[] keyAndArgs = prepend(key, args);
+        return call(operation, afterLostReply, () -> evalsha(script, key, keyAndArgs));
     }
 
     /**
      * @param afterLostReply reads the reply of the retry that follows a connection lost mid-call,
      *                       when the first attempt may have been applied without its reply arriving
+     * @param attempt        one attempt of the command; run a second time after a lost connection
      */
-    private Object call(Script script, String operation, UnaryOperator<Object> afterLostReply,
-                        Function<String[], Object> run, String key, String... args) {
+    private Object call(String operation, UnaryOperator<Object> afterLostReply, Supplier<Object> attempt) {
         long quiet = quietUntil;
         if (quiet != 0 && quiet - System.nanoTime() > 0) {
             throw new ClaimStoreException(name(), operation,
                     new java.io.IOException("Redis did not answer a moment ago (socket-timeout); not asked again yet"));
         }
-        String[] keyAndArgs = prepend(key, args);
         try {
             try {
-                return answered(run.apply(keyAndArgs));
+                return answered(attempt.get());
             } catch (JedisConnectionException e) {
                 if (timedOut(e)) {
                     // Redis is slow, paused or cut off: a second try would only double the wait. One
@@ -405,7 +464,7 @@ public final class RedisClaimStore implements ClaimStore {
                 // A pooled connection Redis closed meanwhile (restart, fail-over, idle timeout): the
                 // pool drops it; one retry on another connection. Safe to repeat: claim recognises
                 // its own token, and the holder-checked scripts change nothing a second time.
-                return answered(afterLostReply.apply(run.apply(keyAndArgs)));
+                return answered(afterLostReply.apply(attempt.get()));
             }
         } catch (JedisException e) {
             if (quietNanos > 0 && timedOut(e)) {
@@ -512,7 +571,7 @@ public final class RedisClaimStore implements ClaimStore {
     private static int acknowledged(Response<Long> wait) {
         try {
             return wait.get().intValue();
-        } catch (redis.clients.jedis.exceptions.JedisDataException refused) {
+        } catch (JedisDataException refused) {
             return -1;
         }
     }

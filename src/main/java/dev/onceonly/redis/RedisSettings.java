@@ -22,10 +22,12 @@ import java.util.List;
  * @param waitReplicas    after marking a key done, how many replicas must acknowledge the write
  *                        (Redis {@code WAIT}) before it counts as safe from a fail-over; 0: do not wait
  * @param waitTimeout     how long one completion waits for those replicas at most (below the socket timeout)
+ * @param nativeClaim     whether a claim is sent as the native {@code SET NX PX GET} where Redis accepts it
  */
 public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster, boolean tls, String user,
                             String password, int database, Duration connectTimeout, Duration socketTimeout,
-                            int poolSize, SentinelAuth sentinels, TlsTrust trust, int waitReplicas, Duration waitTimeout) {
+                            int poolSize, SentinelAuth sentinels, TlsTrust trust, int waitReplicas, Duration waitTimeout,
+                            NativeClaim nativeClaim) {
 
     /** {@code onceonly.redis.wait-timeout} when not set. */
     public static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofMillis(100);
@@ -38,6 +40,17 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
         SENTINEL,
         /** Redis Cluster. */
         CLUSTER
+    }
+
+    /** How a claim is sent ({@code onceonly.redis.native-claim}). */
+    public enum NativeClaim {
+        /**
+         * {@code SET key value NX PX lease GET}, one native command, until Redis refuses it (servers
+         * before 7.0 answer a syntax error, and nothing is written); from then on the Lua script.
+         */
+        AUTO,
+        /** Always the Lua script ({@code EVALSHA}), without trying the native command first. */
+        OFF
     }
 
     /**
@@ -94,6 +107,7 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
      * @param trust          whom TLS connections trust, or {@code null} for {@link TlsTrust#DEFAULT}
      * @param waitReplicas   replicas that must acknowledge a completion; 0 (not negative): do not wait
      * @param waitTimeout    how long a completion waits for them, or {@code null} for {@link #DEFAULT_WAIT_TIMEOUT}
+     * @param nativeClaim    how a claim is sent, or {@code null} for {@link NativeClaim#AUTO}
      * @throws IllegalArgumentException if {@code waitReplicas} is negative, or positive with a
      *                                  {@code waitTimeout} not below {@code socketTimeout}
      */
@@ -102,6 +116,7 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
         sentinels = sentinels == null ? SentinelAuth.NONE : sentinels;
         trust = trust == null ? TlsTrust.DEFAULT : trust;
         waitTimeout = waitTimeout == null ? DEFAULT_WAIT_TIMEOUT : waitTimeout;
+        nativeClaim = nativeClaim == null ? NativeClaim.AUTO : nativeClaim;
         if (waitReplicas < 0) {
             throw new IllegalArgumentException("waitReplicas must not be negative: " + waitReplicas);
         }
@@ -131,7 +146,7 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
                          int database, Duration connectTimeout, Duration socketTimeout, int poolSize, SentinelAuth sentinels,
                          TlsTrust trust) {
         this(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout, poolSize,
-                sentinels, trust, 0, DEFAULT_WAIT_TIMEOUT);
+                sentinels, trust, 0, DEFAULT_WAIT_TIMEOUT, NativeClaim.AUTO);
     }
 
     /**
@@ -143,7 +158,18 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
      */
     public RedisSettings withWait(int replicas, Duration timeout) {
         return new RedisSettings(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout,
-                poolSize, sentinels, trust, replicas, timeout);
+                poolSize, sentinels, trust, replicas, timeout, nativeClaim);
+    }
+
+    /**
+     * These settings, sending claims as configured.
+     *
+     * @param claim how a claim is sent
+     * @return the new settings
+     */
+    public RedisSettings withNativeClaim(NativeClaim claim) {
+        return new RedisSettings(mode, nodes, sentinelMaster, tls, user, password, database, connectTimeout, socketTimeout,
+                poolSize, sentinels, trust, waitReplicas, waitTimeout, claim);
     }
 
     /**
@@ -191,7 +217,8 @@ public record RedisSettings(Mode mode, List<String> nodes, String sentinelMaster
     public String describe() {
         return mode.name().toLowerCase(java.util.Locale.ROOT) + " " + String.join(",", nodes) + (tls ? " tls" : "")
                 + (mode == Mode.SENTINEL ? " master=" + sentinelMaster : "")
-                + (waitReplicas > 0 ? " wait=" + waitReplicas + "/" + waitTimeout.toMillis() + "ms" : "");
+                + (waitReplicas > 0 ? " wait=" + waitReplicas + "/" + waitTimeout.toMillis() + "ms" : "")
+                + (nativeClaim == NativeClaim.OFF ? " native-claim=off" : "");
     }
 
     @Override

@@ -70,6 +70,12 @@ public enum LogId {
     ONCE0109W(Level.WARNING, "Redis: %d completion(s) acknowledged by fewer than %d replica(s) within %d ms "
             + "(onceonly.redis.wait-replicas, wait-timeout) since the last report, lately %s: a fail-over now may lose "
             + "those keys, and a copy of such a message is then stopped only by the ledger"),
+    /**
+     * Redis refused {@code SET NX PX GET} (a server before 7.0): claims go through the Lua script from
+     * now on, for the store's life. Logged once.
+     */
+    ONCE0110I(Level.INFO, "Redis refused SET with NX and GET (a server before 7.0): claims are sent as a Lua script "
+            + "(EVALSHA) from now on; onceonly.redis.native-claim=off skips the first attempt"),
     /** Lease lost during renewal: raise the lease. */
     ONCE0201W(Level.WARNING, "Lease lost for consumer '%s' (key %s) after %d ms: another holder may process the same message; "
             + "raise the lease (now %s)"),

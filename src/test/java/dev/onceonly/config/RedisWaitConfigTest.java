@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** {@code onceonly.redis.wait-replicas} and {@code wait-timeout}: defaults, and refusals naming the property. */
 class RedisWaitConfigTest {
 
-    private static RedisSettings redis(Map<String, String> props) {
+    /** The Redis settings read from {@code props} alone. */
+    static RedisSettings redis(Map<String, String> props) {
         return new OnceOnlyConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(props, "test", 500)).build()).global().redis();
     }

@@ -4,10 +4,12 @@ import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.PrivateRedis;
+import dev.onceonly.testing.RespProxy;
 import dev.onceonly.testing.TestRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.RedisClient;
 
 import java.time.Duration;
@@ -17,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** What only the Redis store has: script cache recovery, round trips, foreign values, an unreachable server. */
+/** What only the Redis store has: script cache recovery, round trips, the native claim, foreign values, an unreachable server. */
 class RedisClaimStoreBehaviourTest {
 
     private RedisClient admin;
@@ -71,31 +73,79 @@ class RedisClaimStoreBehaviourTest {
     }
 
     /**
-     * One command per primitive: a fresh message costs claim + complete = 2, a duplicate costs 1.
-     * Counted on a Redis of the test's own, so no other client's commands can be counted.
+     * One command per primitive: a fresh message costs claim + complete = 2, a duplicate costs 1, with
+     * the native claim and with the script alike. Counted by a proxy on the wire in front of a Redis
+     * of the test's own, so no other client's commands, and none a script runs, are counted.
      */
     @Test
     void freshMessageCostsTwoCommandsAndADuplicateOne() throws Exception {
-        try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
-             RedisClaimStore ownStore = new RedisClaimStore(own.client())) {
-            countRoundTrips(ownAdmin, ownStore);
+        for (RedisSettings.NativeClaim claim : RedisSettings.NativeClaim.values()) {
+            try (PrivateRedis own = new PrivateRedis(); RespProxy wire = new RespProxy(own.port(), false);
+                 RedisClaimStore ownStore = new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", wire.port())), claim)) {
+                ownStore.claim(prefix + "warm", "t0", "", Duration.ofSeconds(5)); // connection open, scripts cached
+                ownStore.complete(prefix + "warm", "t0", "", Duration.ofSeconds(5));
+
+                int before = wire.commands();
+                ownStore.claim(prefix + "fresh", "t1", "", Duration.ofSeconds(5));
+                ownStore.complete(prefix + "fresh", "t1", "", Duration.ofSeconds(60));
+                int fresh = wire.commands() - before;
+                before = wire.commands();
+                assertEquals(ClaimResult.done(""), ownStore.claim(prefix + "fresh", "t2", "", Duration.ofSeconds(5)));
+                int duplicate = wire.commands() - before;
+
+                assertEquals(2, fresh, "commands for claim + complete of a fresh message, native-claim " + claim);
+                assertEquals(1, duplicate, "commands for a duplicate, native-claim " + claim);
+            }
         }
     }
 
-    private void countRoundTrips(RedisClient admin, RedisClaimStore store) {
-        store.claim(prefix + "warm", "t0", "", Duration.ofSeconds(5)); // scripts cached
-        store.complete(prefix + "warm", "t0", "", Duration.ofSeconds(5));
+    /**
+     * A claim is one native SET (no script) unless switched off, and both ways leave the same value
+     * and lease in Redis. Told apart by Redis's own counts on a Redis of the test's own.
+     */
+    @Test
+    void aClaimIsANativeSetUnlessSwitchedOffAndBothWriteTheSame() throws Exception {
+        try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
+             RedisClaimStore nativeStore = new RedisClaimStore(own.client());
+             RedisClaimStore scriptStore = new RedisClaimStore(own.client(), RedisSettings.NativeClaim.OFF)) {
+            Map<String, Long> before = calls(ownAdmin);
+            assertEquals(ClaimResult.ACQUIRED, nativeStore.claim("native", "t1", "fp", Duration.ofSeconds(30)));
+            Map<String, Long> afterNative = calls(ownAdmin);
+            assertEquals(ClaimResult.ACQUIRED, scriptStore.claim("script", "t1", "fp", Duration.ofSeconds(30)));
+            Map<String, Long> afterScript = calls(ownAdmin);
 
-        long before = roundTrips(admin);
-        store.claim(prefix + "fresh", "t1", "", Duration.ofSeconds(5));
-        store.complete(prefix + "fresh", "t1", "", Duration.ofSeconds(60));
-        long fresh = roundTrips(admin) - before;
-        before = roundTrips(admin);
-        assertEquals(ClaimResult.done(""), store.claim(prefix + "fresh", "t2", "", Duration.ofSeconds(5)));
-        long duplicate = roundTrips(admin) - before;
+            assertEquals(1, delta(before, afterNative, "set"), "native claim: one SET");
+            assertEquals(0, delta(before, afterNative, "evalsha") + delta(before, afterNative, "eval"), "native claim: no script");
+            // EVALSHA, and on this new server first NOSCRIPT then EVAL: a script either way.
+            assertTrue(delta(afterNative, afterScript, "evalsha") + delta(afterNative, afterScript, "eval") > 0, "script claim");
 
-        assertEquals(2, fresh, "commands for claim + complete of a fresh message");
-        assertEquals(1, duplicate, "commands for a duplicate");
+            assertEquals("Pt1|fp", ownAdmin.get("native"));
+            assertEquals(ownAdmin.get("native"), ownAdmin.get("script"));
+            for (String key : new String[] {"native", "script"}) {
+                long ttl = ownAdmin.pttl(key);
+                assertTrue(ttl > 29_000 && ttl <= 30_000, key + " lease " + ttl);
+            }
+            // Each path answers for what the other wrote.
+            assertEquals(ClaimResult.inProgress("fp"), nativeStore.claim("script", "t2", "other", Duration.ofSeconds(30)));
+            assertEquals(ClaimResult.inProgress("fp"), scriptStore.claim("native", "t2", "other", Duration.ofSeconds(30)));
+        }
+    }
+
+    /** Calls per command since the server started, from {@code INFO commandstats}. */
+    private static Map<String, Long> calls(RedisClient admin) {
+        Map<String, Long> calls = new java.util.HashMap<>();
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_")) {
+                String fields = line.substring(line.indexOf(':') + 1);
+                calls.put(line.substring("cmdstat_".length(), line.indexOf(':')),
+                        Long.parseLong(fields.substring("calls=".length(), fields.indexOf(','))));
+            }
+        }
+        return calls;
+    }
+
+    private static long delta(Map<String, Long> before, Map<String, Long> after, String command) {
+        return after.getOrDefault(command, 0L) - before.getOrDefault(command, 0L);
     }
 
     /** Connections Redis dropped (as after a restart) cost no message: the store retries once on a fresh one. */
@@ -212,25 +262,5 @@ class RedisClaimStoreBehaviourTest {
                 assertEquals(dev.onceonly.spi.HolderResult.NOT_HOLDER, store.complete(other, "t1", "fp", Duration.ofHours(1)));
             }
         }
-    }
-
-    /**
-     * Commands clients sent that the store can send (commands run inside a script are counted by
-     * Redis under their own names, so they are left out).
-     */
-    private static long roundTrips(RedisClient admin) {
-        String info = admin.info("commandstats");
-        long sum = 0;
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_script")) {
-                Map<String, String> fields = new java.util.HashMap<>();
-                for (String kv : line.substring(line.indexOf(':') + 1).split(",")) {
-                    String[] p = kv.split("=");
-                    fields.put(p[0], p[1]);
-                }
-                sum += Long.parseLong(fields.get("calls"));
-            }
-        }
-        return sum;
     }
 }

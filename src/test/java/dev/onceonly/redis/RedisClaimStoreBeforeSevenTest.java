@@ -1,0 +1,55 @@
+package dev.onceonly.redis;
+
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.testing.LogCapture;
+import dev.onceonly.testing.RespProxy;
+import dev.onceonly.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.RedisClient;
+
+import java.io.IOException;
+import java.net.URI;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The store contract on a server that refuses {@code SET NX GET} (as Redis before 7.0 does): each
+ * store, in its default mode, tries the native claim once, is refused, and keeps the whole contract
+ * through the script (the sixteen-thread race included, where many claims are refused at once).
+ */
+class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
+
+    private static RespProxy beforeSeven;
+
+    @BeforeAll
+    static void startProxy() throws IOException {
+        beforeSeven = new RespProxy(URI.create(TestRedis.url()).getPort(), true);
+    }
+
+    @AfterAll
+    static void stopProxy() throws IOException {
+        beforeSeven.close();
+    }
+
+    @Override
+    protected ClaimStore newStore() {
+        return new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", beforeSeven.port())));
+    }
+
+    @Test
+    void theNativeClaimIsTriedOnceThenTheScriptAnswersAndTheSwitchIsLoggedOnce() {
+        int refusedBefore = beforeSeven.refused();
+        try (LogCapture log = new LogCapture()) {
+            String key = prefix + "fallback";
+            assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t1", "fp", LEASE), "the refused claim is taken by the script");
+            assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "fp", LEASE));
+            assertEquals(ClaimResult.ACQUIRED, store.claim(prefix + "fallback2", "t1", "fp", LEASE));
+            assertEquals(1, beforeSeven.refused() - refusedBefore, "asked natively once, then never again");
+            assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0110I")).count(), log.lines().toString());
+        }
+    }
+}
