@@ -39,6 +39,11 @@ done
 echo "== building the demo and its two chaos servers (onceonly-chaos-a, onceonly-chaos-b)"
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests package \
   liberty:create@it-chaos-a liberty:deploy@it-chaos-a liberty:create@it-chaos-b liberty:deploy@it-chaos-b
+# The JDBC drivers: in mvn verify the first test server's create copies them into the shared library
+# (the chaos servers' creates do not, so as not to rewrite jars under running servers); here nothing
+# else does.
+mvn -q -B -Dstyle.color=never dependency:copy-dependencies -DincludeArtifactIds=postgresql,h2,mariadb-java-client \
+  -Dmdep.stripVersion=true -DoutputDirectory=target/liberty/wlp/usr/shared/resources/jdbc
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \

@@ -57,10 +57,18 @@ class JmsGuardIT {
     @Test
     void aMessageThatAlwaysFailsIsDeliveredUpToTheEnginesLimitThenMovedToItsExceptionDestination() throws Exception {
         String id = "jms-failing-" + UUID.randomUUID();
+        JsonObject before = ItServer.outcomes("it-jms");
         send("{\"id\":\"" + id + "\",\"fail\":true}", 1);
 
         JsonArray moved = await("the message in the exception destination", LIMIT, () -> browse("exceptions", id), a -> a.size() == 1);
-        assertEquals(3, ItServer.deliveries("it-jms", id), "maxRedeliveryCount=3: three deliveries, each rolled back");
+        JsonObject after = ItServer.outcomes("it-jms");
+        // maxRedeliveryCount=3: three deliveries, each rolled back. The engine redelivers at once, and
+        // one may meet the claim before the rollback's afterCompletion released it: BUSY, not run.
+        assertEquals(3, after.getInt("FAILED") + after.getInt("BUSY") - before.getInt("FAILED") - before.getInt("BUSY"),
+                after.toString());
+        int ran = ItServer.deliveries("it-jms", id);
+        assertTrue(ran >= 1 && ran <= 3, "the handler ran " + ran + " times");
+        assertEquals(ran, after.getInt("FAILED") - before.getInt("FAILED"), "each run failed; " + after);
         assertEquals(0, ItServer.effects("it-jms", id));
         assertTrue(moved.getJsonObject(0).getString("body").contains(id));
     }
