@@ -183,11 +183,15 @@ public final class ChaosDriver {
      * reads every dead letter from its own copy.
      */
     private void declare(Channel ch) throws IOException {
+        boolean quorum = s.queueType.equals("quorum");
         ch.exchangeDeclare(s.queue, "topic", true);
-        ch.queueDeclare(s.queue, true, false, false, null);
+        // A quorum queue with the arguments the connector gives it (the demo's max-attempts 5: a
+        // delivery limit of 20) and a quorum dead-letter queue; a classic one without arguments.
+        ch.queueDeclare(s.queue, true, false, false, quorum ? Map.of("x-queue-type", "quorum", "x-delivery-limit", 20,
+                "x-dead-letter-exchange", dlx(), "x-dead-letter-routing-key", s.queue) : null);
         ch.queueBind(s.queue, s.queue, "order.placed");
         ch.exchangeDeclare(dlx(), "fanout", true);
-        ch.queueDeclare(dlq(), true, false, false, null);
+        ch.queueDeclare(dlq(), true, false, false, quorum ? Map.of("x-queue-type", "quorum") : null);
         ch.queueBind(dlq(), dlx(), s.queue);
         ch.queueDeclare(audit(), true, false, false, null);
         ch.queueBind(audit(), dlx(), "");
