@@ -70,11 +70,8 @@ class RabbitCredentialsProviderTest {
             channel.drainAndClose();
         }
         try (TestRabbit rabbit = new TestRabbit()) {
-            for (String q : new String[] {queue, queue + ".dlq"}) {
-                rabbit.deleteQueue(q);
-            }
+            rabbit.deleteChannelTopology(queue);
             rabbit.deleteExchange(queue + ".x");
-            rabbit.deleteExchange(queue + ".dlx");
         }
         TestRabbit.rabbitmqctl("delete_user", user);
         resources.executor().shutdownNow();

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -51,12 +50,8 @@ class RabbitPermissionsTest {
             channel.drainAndClose();
         }
         try (TestRabbit rabbit = new TestRabbit()) {
-            for (String q : List.of(names, names + ".dlq")) {
-                rabbit.deleteQueue(q);
-            }
-            for (String x : List.of(names + ".x", names + ".dlx")) {
-                rabbit.deleteExchange(x);
-            }
+            rabbit.deleteChannelTopology(names);
+            rabbit.deleteExchange(names + ".x");
         }
         TestRabbit.rabbitmqctl("delete_user", user);
         resources.executor().shutdownNow();
