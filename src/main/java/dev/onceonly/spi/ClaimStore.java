@@ -1,6 +1,8 @@
 package dev.onceonly.spi;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -24,6 +26,9 @@ import java.util.Optional;
  *   <li>Durations are positive; stores keep at least millisecond precision.</li>
  *   <li>A store that cannot answer (connection lost, timeout) throws {@link ClaimStoreException};
  *       it never guesses.</li>
+ *   <li>{@link #claimAll} and {@link #completeAll} are {@link #claim} and {@link #complete} for
+ *       several keys at once, for stores that can send them in one round trip. They are atomic per
+ *       key, never across keys.</li>
  * </ul>
  */
 public interface ClaimStore extends AutoCloseable {
@@ -74,6 +79,68 @@ public interface ClaimStore extends AutoCloseable {
      *         longer holds the key
      */
     HolderResult extend(String key, String token, Duration lease);
+
+    /**
+     * Claims several keys, each exactly as {@link #claim} would, in one round trip where the store
+     * can. Not atomic across keys: each key is decided on its own.
+     *
+     * <p>When it throws, any of the keys may have been taken by its request's token. The caller
+     * releases them ({@link #release} with a token that does not hold the key changes nothing, so
+     * releasing all of them is safe) or lets their leases run out.
+     *
+     * @param requests the claims, each with its own token
+     * @return one answer per request, in the order of {@code requests}
+     * @throws ClaimStoreException when the store could not answer for every key
+     */
+    default List<ClaimResult> claimAll(List<ClaimRequest> requests) {
+        List<ClaimResult> results = new ArrayList<>(requests.size());
+        for (ClaimRequest r : requests) {
+            results.add(claim(r.key(), r.token(), r.fingerprint(), r.lease()));
+        }
+        return results;
+    }
+
+    /**
+     * Completes several keys, each exactly as {@link #complete} would, in one round trip where the
+     * store can. Not atomic across keys.
+     *
+     * <p>When it throws, any of the keys may have been marked done. A caller that retries one of
+     * them may then get {@link HolderResult#NOT_HOLDER} for a key that is done with its own
+     * fingerprint: {@link #claim} then answers {@link ClaimState#DONE} with that fingerprint.
+     *
+     * @param requests the completions, each with the token that holds its key
+     * @return one answer per request, in the order of {@code requests}
+     * @throws ClaimStoreException when the store could not answer for every key
+     */
+    default List<HolderResult> completeAll(List<CompleteRequest> requests) {
+        List<HolderResult> results = new ArrayList<>(requests.size());
+        for (CompleteRequest r : requests) {
+            results.add(complete(r.key(), r.token(), r.fingerprint(), r.retention()));
+        }
+        return results;
+    }
+
+    /**
+     * One claim of {@link #claimAll}: the arguments of {@link #claim}.
+     *
+     * @param key         the message key
+     * @param token       the caller's random holder token
+     * @param fingerprint stored with the key
+     * @param lease       how long the key stays in progress unless extended
+     */
+    record ClaimRequest(String key, String token, String fingerprint, Duration lease) {
+    }
+
+    /**
+     * One completion of {@link #completeAll}: the arguments of {@link #complete}.
+     *
+     * @param key         the message key
+     * @param token       the caller's holder token
+     * @param fingerprint stored with the done key
+     * @param retention   how long the done key is remembered
+     */
+    record CompleteRequest(String key, String token, String fingerprint, Duration retention) {
+    }
 
     /** {@return a short name for logs: {@code redis}, {@code memory}} */
     String name();
