@@ -55,6 +55,8 @@ public final class GuardEngine implements ClaimStoreControl {
     final GuardListener listener;
     private final KeyDeriver keys;
     final LeaseSweep leases;
+    /** Writes done markers after the acknowledgement, for consumers with the ledger on. */
+    final DoneWriter doneWriter;
     /**
      * Guarded calls between claim (or the start of a ledger-only run) and their finalisation. A
      * counter, not a set under a lock: every message passes here, on every consumer thread.
@@ -73,7 +75,8 @@ public final class GuardEngine implements ClaimStoreControl {
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    runs the lease renewal sweep (from the first guarded message on, every sixth
-     *                     of the shortest lease); must not be used for long work
+     *                     of the shortest lease) and, with the ledger on, the writes of done markers;
+     *                     must not be used for long work
      * @param listener     told every outcome and phase
      * @param keys         derives the message keys
      */
@@ -83,6 +86,7 @@ public final class GuardEngine implements ClaimStoreControl {
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.ledger = ledger;
         this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"));
+        this.doneWriter = new DoneWriter(store, scheduler);
         this.listener = Objects.requireNonNull(listener, "listener");
         this.keys = Objects.requireNonNull(keys, "keys");
     }
@@ -126,7 +130,8 @@ public final class GuardEngine implements ClaimStoreControl {
 
     /**
      * Stops the engine, after waiting up to {@code timeout} for guarded calls still between claim
-     * and finalisation: their leases stay renewed and their completions written meanwhile, so the
+     * and finalisation, and for done markers not yet written: their leases stay renewed and their
+     * completions written meanwhile, so the
      * caller may close the claim store only after this returns (a store closed under running
      * handlers let their leases lapse and their redeliveries run again).
      *
@@ -137,7 +142,7 @@ public final class GuardEngine implements ClaimStoreControl {
         long deadline = System.nanoTime() + timeout.toNanos();
         closing = true;
         synchronized (idle) {
-            while (inFlight.get() > 0) {
+            while (inFlight() > 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     break;
@@ -151,6 +156,14 @@ public final class GuardEngine implements ClaimStoreControl {
             }
         }
         leases.stop();
+        return inFlight();
+    }
+
+    /**
+     * {@return guarded calls not finished yet: between claim and finalisation, or committed with their
+     * done marker not yet written}
+     */
+    int inFlight() {
         return inFlight.get();
     }
 

@@ -3,7 +3,9 @@ package dev.onceonly.engine;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
@@ -259,22 +261,19 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             finished();
             return;
         }
+        if (complete && settings.ledger()) {
+            // The ledger's row already stops any copy: the done marker need not hold up the
+            // acknowledgement (DoneWriter says what that changes when the instance dies first).
+            engine.doneWriter.add(this);
+            return;
+        }
         try {
-            HolderResult r = complete ? completeOrTakeAgain() : engine.store.release(key.storeKey(), token);
-            if (r == HolderResult.NOT_HOLDER && !leaseLost) {
-                engine.listener.onLeaseLost(settings.consumer());
-                LogId.ONCE0103W.log(settings.consumer(), key.digest(), operation, elapsedMillis(), Durations.format(settings.lease()));
-            }
+            HolderResult r = complete ? completeOrTakeAgain(false) : engine.store.release(key.storeKey(), token);
+            holderAnswered(operation, r);
         } catch (ClaimStoreException e) {
             engine.listener.onStoreError(settings.consumer(), operation);
             if (complete) {
-                // Committed, but not marked done: without the marker a copy published later would run
-                // again (or stop only at the ledger). Retried by the sweep, off the consumer's thread.
-                long window = settings.lease().toNanos() * COMPLETE_RETRY_LEASES;
-                completeUntilNanos = System.nanoTime() + window;
-                LogId.ONCE0106W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis(),
-                        Durations.format(settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
-                engine.leases.hold(this, settings.lease());
+                retryCompleteLater(e);
                 return;
             }
             LogId.ONCE0102W.log(engine.store.name(), operation, settings.consumer(), key.digest(), e.getCause(),
@@ -283,23 +282,73 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         finished();
     }
 
+    private void holderAnswered(String operation, HolderResult r) {
+        if (r == HolderResult.NOT_HOLDER && !leaseLost) {
+            engine.listener.onLeaseLost(settings.consumer());
+            LogId.ONCE0103W.log(settings.consumer(), key.digest(), operation, elapsedMillis(), Durations.format(settings.lease()));
+        }
+    }
+
+    /**
+     * Committed, but not marked done: without the marker a copy published later would run again (or
+     * stop only at the ledger). Retried by the sweep, off the consumer's thread.
+     */
+    private void retryCompleteLater(ClaimStoreException e) {
+        long window = settings.lease().toNanos() * COMPLETE_RETRY_LEASES;
+        completeUntilNanos = System.nanoTime() + window;
+        LogId.ONCE0106W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis(),
+                Durations.format(settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
+        engine.leases.hold(this, settings.lease());
+    }
+
+    /** What {@link DoneWriter} asks the store for this call. */
+    ClaimStore.CompleteRequest completeRequest() {
+        return new ClaimStore.CompleteRequest(key.storeKey(), token, key.fingerprint(), settings.retention());
+    }
+
+    /** {@link DoneWriter}: the store answered this call's completion. */
+    void doneWritten(HolderResult r) {
+        try {
+            // Not ours any more: take it again if nobody holds it, as on the consumer's thread.
+            holderAnswered("complete", r == HolderResult.APPLIED ? r : completeOrTakeAgain(false));
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), "complete");
+            retryCompleteLater(e);
+            return;
+        }
+        finished();
+    }
+
+    /** {@link DoneWriter}: the batch with this call's completion failed; the sweep retries it. */
+    void doneNotWritten(ClaimStoreException e) {
+        engine.listener.onStoreError(settings.consumer(), "complete");
+        retryCompleteLater(e);
+    }
+
     /**
      * Marks the key done. If the claim is no longer ours but nobody holds it (its lease ran out, or
      * the store lost it), it is taken again and marked: the effect committed, so it is done.
+     *
+     * @param retried after an attempt that failed: a key found done with this message's fingerprint
+     *                is then taken as done, most likely by that attempt (its reply was lost), not as
+     *                a lost lease
      */
-    private HolderResult completeOrTakeAgain() {
+    private HolderResult completeOrTakeAgain(boolean retried) {
         HolderResult r = engine.store.complete(key.storeKey(), token, key.fingerprint(), settings.retention());
-        if (r == HolderResult.NOT_HOLDER
-                && engine.store.claim(key.storeKey(), token, key.fingerprint(), settings.lease()).state() == ClaimState.ACQUIRED) {
+        if (r == HolderResult.APPLIED) {
+            return r;
+        }
+        ClaimResult again = engine.store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+        if (again.state() == ClaimState.ACQUIRED) {
             return engine.store.complete(key.storeKey(), token, key.fingerprint(), settings.retention());
         }
-        return r;
+        return retried && again.state() == ClaimState.DONE && key.matches(again.fingerprint()) ? HolderResult.APPLIED : r;
     }
 
     /** The sweep's retry of a completion that failed; bounded by {@link #completeUntilNanos}. */
     private void retryComplete(long now) {
         try {
-            HolderResult r = completeOrTakeAgain();
+            HolderResult r = completeOrTakeAgain(true);
             engine.leases.drop(this);
             completeUntilNanos = 0;
             if (r == HolderResult.APPLIED) {

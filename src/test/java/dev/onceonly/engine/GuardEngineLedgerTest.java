@@ -41,15 +41,20 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -494,11 +499,114 @@ class GuardEngineLedgerTest {
         assertEquals(List.of(), listener.decisions, "no decision was taken");
     }
 
+    // ---- the done marker after the acknowledgement ----
+
+    /**
+     * With the ledger on, the decision is reported (and the delivery settled) before the done marker
+     * is written; markers that queue up while one batch is on its way go out together in the next.
+     */
+    @Test
+    void aMessageIsSettledBeforeItsDoneMarkerIsWrittenAndMarkersQueuedMeanwhileGoInOneBatch() throws Exception {
+        HeldCompletions held = new HeldCompletions(store);
+        engine = engine(held, jpaLedger);
+        List<MessageKey> keys = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            MessageView m = message("{\"order\":\"batch-" + i + "\"}");
+            keys.add(keyOf(settings, m));
+            engine.guard(settings, Dispatch.of(m), null, businessWrite("batch-" + i));
+            if (i == 0) {
+                assertTrue(held.firstBatchStarted.await(5, TimeUnit.SECONDS), "the first marker is on its way");
+            }
+        }
+
+        assertEquals(Collections.nCopies(6, Outcome.PROCESSED), outcomes(), "all reported before any marker was written");
+        for (MessageKey key : keys) {
+            assertEquals(ClaimState.IN_PROGRESS, claimState(key), "not marked done yet");
+        }
+        held.gate.countDown();
+        awaitFinished(engine);
+        assertEquals(List.of(1, 5), held.batches, "the five queued behind the first went in one batch");
+        for (MessageKey key : keys) {
+            assertEquals(ClaimState.DONE, claimState(key));
+        }
+        assertEquals(6, runs.get());
+    }
+
+    /**
+     * What README says happens when an instance dies between the acknowledgement and the done
+     * marker: a copy meets the claim in progress (BUSY, not an attempt) until the lease ends, then
+     * claims it and is stopped by the ledger's row. The effect stays single.
+     */
+    @Test
+    void aDoneMarkerLostWithItsInstanceLeavesCopiesBusyUntilTheLeaseEndsThenToTheLedger() throws Exception {
+        HeldCompletions dying = new HeldCompletions(store); // its marker never goes out while the test looks
+        ScheduledExecutorService itsScheduler = Executors.newSingleThreadScheduledExecutor();
+        GuardEngine first = new GuardEngine(dying, transactions, jpaLedger, itsScheduler, listener, new KeyDeriver("oo:"));
+        MessageView m = message("{\"order\":\"dies\"}");
+        MessageKey key = keyOf(settings, m);
+        first.guard(settings, Dispatch.of(m), null, businessWrite("dies"));
+        assertTrue(dying.firstBatchStarted.await(5, TimeUnit.SECONDS));
+
+        engine = engine(store, jpaLedger); // another instance, the same store
+        MessageRefusedException busy = assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("dies-again")));
+        assertEquals(Outcome.BUSY, busy.outcome());
+        clock.advance(settings.lease().plusMillis(1));
+        assertNull(guard(settings, m, businessWrite("dies-again")));
+
+        assertEquals(1, runs.get(), "one effect");
+        assertEquals(Optional.empty(), ledgerRow(business("dies-again")));
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.BUSY, Outcome.DUPLICATE), outcomes());
+        assertEquals(Layer.LEDGER, listener.outcomes.get(2).layer());
+        assertEquals(ClaimState.DONE, claimState(key), "marked done by the instance that met the ledger's row");
+        dying.gate.countDown(); // the late marker finds the key done by the other instance and changes nothing
+        awaitFinished(first);
+        itsScheduler.shutdownNow();
+        assertEquals(ClaimState.DONE, claimState(key));
+    }
+
+    /** A batch of markers the store could not take is written by the lease sweep once it answers. */
+    @Test
+    void aBatchOfDoneMarkersTheStoreRefusedIsWrittenByTheSweep() throws Exception {
+        HeldCompletions failingOnce = new HeldCompletions(store);
+        failingOnce.gate.countDown();
+        failingOnce.failNext.set(true);
+        engine = engine(failingOnce, jpaLedger);
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofSeconds(3)); // the sweep every 500 ms
+        MessageView m = message("{\"order\":\"refused-marker\"}");
+
+        guard(shortLease, m, businessWrite("refused-marker"));
+
+        assertEquals(List.of(Outcome.PROCESSED), outcomes());
+        assertEquals(List.of("complete"), listener.storeErrors);
+        assertEquals(List.of(1), failingOnce.batches, "one batch, refused; the retry is a single completion");
+        assertEquals(ClaimState.DONE, claimState(keyOf(shortLease, m)));
+    }
+
     // ---- helpers ----
 
-    /** The one call of {@link GuardEngine#guard} in this class. */
+    // ---- helpers ----
+
+    /**
+     * The one call of {@link GuardEngine#guard} in this class. With the ledger on, the done marker is
+     * written after the guard returned ({@link DoneWriter}): when the call's own transaction ended,
+     * this waits for it, so that each test sees the state the next copy of a message would meet.
+     */
     private <T> T guard(ConsumerSettings s, MessageView m, TransactionRunner.Work<T> handler) throws Exception {
-        return engine.guard(s, Dispatch.of(m), null, handler);
+        try {
+            return engine.guard(s, Dispatch.of(m), null, handler);
+        } finally {
+            if (jta.getStatus() == Status.STATUS_NO_TRANSACTION) {
+                awaitFinished(engine);
+            }
+        }
+    }
+
+    private static void awaitFinished(GuardEngine engine) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (engine.inFlight() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertEquals(0, engine.inFlight(), "every guarded call finished, its done marker written");
     }
 
     private MessageKey keyOf(ConsumerSettings s, MessageView m) {
@@ -606,6 +714,73 @@ class GuardEngineLedgerTest {
         @Override
         public long purge(Instant olderThan, int batchSize) {
             return 0;
+        }
+    }
+
+    /**
+     * The in-memory store, with {@link #completeAll} held at {@link #gate} (its first call says so on
+     * {@link #firstBatchStarted}), recording each batch's size, and refusing the next batch when
+     * {@link #failNext} is set.
+     */
+    private static final class HeldCompletions implements ClaimStore {
+        final CountDownLatch gate = new CountDownLatch(1);
+        final CountDownLatch firstBatchStarted = new CountDownLatch(1);
+        final AtomicBoolean failNext = new AtomicBoolean();
+        final List<Integer> batches = new CopyOnWriteArrayList<>();
+        private final ClaimStore store;
+
+        HeldCompletions(ClaimStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public List<HolderResult> completeAll(List<CompleteRequest> requests) {
+            batches.add(requests.size());
+            firstBatchStarted.countDown();
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ClaimStoreException("held", "complete", e);
+            }
+            if (failNext.getAndSet(false)) {
+                throw new ClaimStoreException("held", "complete", new IOException("connection reset"));
+            }
+            return store.completeAll(requests);
+        }
+
+        @Override
+        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+            return store.claim(key, token, fingerprint, lease);
+        }
+
+        @Override
+        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+            return store.complete(key, token, fingerprint, retention);
+        }
+
+        @Override
+        public HolderResult release(String key, String token) {
+            return store.release(key, token);
+        }
+
+        @Override
+        public HolderResult extend(String key, String token, Duration lease) {
+            return store.extend(key, token, lease);
+        }
+
+        @Override
+        public String name() {
+            return "held";
+        }
+
+        @Override
+        public Optional<String> problem() {
+            return Optional.empty();
+        }
+
+        @Override
+        public void close() {
         }
     }
 

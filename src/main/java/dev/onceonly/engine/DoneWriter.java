@@ -1,0 +1,108 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Marks keys done off the consumer's thread, for consumers with the ledger on: their messages are
+ * settled (acknowledged) without waiting for the claim store's reply. The completions that queue up
+ * while one batch is on its way go out together in the next one ({@link ClaimStore#completeAll}: one
+ * round trip on Redis), so under load the store sees a fraction of the round trips.
+ *
+ * <p>Why only with the ledger: until the done marker is written the key is in progress, and if the
+ * instance dies first it stays so until its lease ends; a copy that comes meanwhile is answered BUSY,
+ * and one that comes after the lease is claimed again and stopped by the ledger's unique key (its
+ * row committed with the effect). Without a ledger nothing would stop that copy, so those consumers
+ * complete before the acknowledgement, on the consumer's thread ({@link GuardedCall}).
+ *
+ * <p>One drain at a time runs on the executor; a call added while it runs is taken by it or by the
+ * drain the adder starts. A store failure hands each call of the batch back to its own retry (the
+ * lease sweep's, as for a completion that failed on the consumer's thread).
+ */
+final class DoneWriter {
+
+    /** Most completions in one round trip: bounds the request and the time one batch holds the drain. */
+    static final int MAX_BATCH = 128;
+
+    private final ClaimStore store;
+    private final Executor executor;
+    private final ConcurrentLinkedQueue<GuardedCall<?>> pending = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean draining = new AtomicBoolean();
+
+    DoneWriter(ClaimStore store, Executor executor) {
+        this.store = store;
+        this.executor = executor;
+    }
+
+    /** Queues the completion of {@code call}; the call is told the answer ({@link GuardedCall#doneWritten}). */
+    void add(GuardedCall<?> call) {
+        pending.add(call);
+        if (draining.compareAndSet(false, true)) {
+            try {
+                executor.execute(this::drain);
+            } catch (RejectedExecutionException e) {
+                // The executor is stopping (application shutdown): write on this thread rather than
+                // leave a committed message in progress until its lease ends.
+                drain();
+            }
+        }
+    }
+
+    private void drain() {
+        do {
+            try {
+                for (List<GuardedCall<?>> batch = nextBatch(); !batch.isEmpty(); batch = nextBatch()) {
+                    write(batch);
+                }
+            } finally {
+                // Cleared even if a batch threw: a drain that never ends would hold every later marker.
+                draining.set(false);
+            }
+            // A call added after the last poll but before the flag was cleared found the drain still
+            // running and started none: take it now.
+        } while (!pending.isEmpty() && draining.compareAndSet(false, true));
+    }
+
+    private List<GuardedCall<?>> nextBatch() {
+        List<GuardedCall<?>> batch = new ArrayList<>();
+        GuardedCall<?> call;
+        while (batch.size() < MAX_BATCH && (call = pending.poll()) != null) {
+            batch.add(call);
+        }
+        return batch;
+    }
+
+    private void write(List<GuardedCall<?>> batch) {
+        List<ClaimStore.CompleteRequest> requests = new ArrayList<>(batch.size());
+        for (GuardedCall<?> call : batch) {
+            requests.add(call.completeRequest());
+        }
+        List<HolderResult> results;
+        try {
+            results = store.completeAll(requests);
+        } catch (ClaimStoreException e) {
+            for (GuardedCall<?> call : batch) {
+                call.doneNotWritten(e);
+            }
+            return;
+        } catch (RuntimeException e) {
+            // Not a store failure the contract allows; still, no call may be left unfinished.
+            ClaimStoreException failure = new ClaimStoreException(store.name(), "complete", e);
+            for (GuardedCall<?> call : batch) {
+                call.doneNotWritten(failure);
+            }
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).doneWritten(results.get(i));
+        }
+    }
+}
