@@ -7,8 +7,9 @@ import dev.onceonly.spi.HolderResult;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -23,21 +24,29 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * row committed with the effect). Without a ledger nothing would stop that copy, so those consumers
  * complete before the acknowledgement, on the consumer's thread ({@link GuardedCall}).
  *
- * <p>One drain at a time runs on the executor; a call added while it runs is taken by it or by the
- * drain the adder starts. A store failure hands each call of the batch back to its own retry (the
+ * <p>One drain at a time runs on the executor, {@link #GATHER_MICROS} after the first completion it
+ * will carry; a call added while it waits or runs is taken by it or by the drain the adder starts. A store failure hands each call of the batch back to its own retry (the
  * lease sweep's, as for a completion that failed on the consumer's thread).
  */
 final class DoneWriter {
 
     /** Most completions in one round trip: bounds the request and the time one batch holds the drain. */
     static final int MAX_BATCH = 128;
+    /**
+     * How long the first completion of a batch waits for others. Waking the executor's thread costs
+     * the consumer's thread more than the enqueue itself (a managed executor also captures the
+     * thread's context per task), so at a few hundred messages a second a drain started at once would
+     * carry one mark per wake-up; a few milliseconds gather several. Only copies arriving within
+     * these milliseconds of the original see its claim in progress (BUSY, retried) instead of done.
+     */
+    static final long GATHER_MICROS = 5_000;
 
     private final ClaimStore store;
-    private final Executor executor;
+    private final ScheduledExecutorService executor;
     private final ConcurrentLinkedQueue<GuardedCall<?>> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean draining = new AtomicBoolean();
 
-    DoneWriter(ClaimStore store, Executor executor) {
+    DoneWriter(ClaimStore store, ScheduledExecutorService executor) {
         this.store = store;
         this.executor = executor;
     }
@@ -47,7 +56,7 @@ final class DoneWriter {
         pending.add(call);
         if (draining.compareAndSet(false, true)) {
             try {
-                executor.execute(this::drain);
+                executor.schedule(this::drain, GATHER_MICROS, TimeUnit.MICROSECONDS);
             } catch (RejectedExecutionException e) {
                 // The executor is stopping (application shutdown): write on this thread rather than
                 // leave a committed message in progress until its lease ends.
