@@ -8,38 +8,69 @@ import dev.onceonly.spi.GuardListener;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.Settings;
 
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 /**
  * A {@link GuardEngine} as the CDI layer builds it for one consumer with the defaults (content key,
- * 30 s lease, 24 h retention, no ledger, no transaction), and a message whose body changes on every
+ * 30 s lease, 24 h retention, no ledger unless asked, no transaction), and a message whose body changes on every
  * call, so each call is a fresh message: derive the key, claim, run the handler, complete.
  */
 final class GuardFixture implements AutoCloseable {
 
     static final String CONSUMER = "orders";
+    /** A ledger that takes every row: the benchmarks with the ledger on measure the claim store's share. */
+    private static final Ledger INSERTING = new Ledger() {
+        @Override
+        public LedgerDecision insert(String key, String consumer, String bodyHash) {
+            return LedgerDecision.INSERTED;
+        }
+
+        @Override
+        public void checkReady() {
+        }
+
+        @Override
+        public long purge(Instant olderThan, int batchSize) {
+            return 0;
+        }
+    };
+
     /** The handler: does nothing, allocates nothing, so what is measured is the guard. */
     private static final TransactionRunner.Work<Boolean> HANDLER = () -> Boolean.TRUE;
 
     /** Runs the engine's lease renewal sweep (every 5 s with the default 30 s lease; idle here). */
     private final ScheduledThreadPoolExecutor scheduler;
     private final GuardEngine engine;
-    private final ConsumerSettings settings = Settings.defaults(CONSUMER, KeyStrategy.CONTENT);
+    private final ConsumerSettings settings;
     private final byte[] body;
     private final MessageView message;
     private long sequence;
 
     GuardFixture(ClaimStore store, int bodySize) {
+        this(store, bodySize, false);
+    }
+
+    /**
+     * @param ledgerOn the consumer has the ledger on, so the done mark is written after the guard
+     *                 returned, off this thread; the ledger itself is a stand-in answering INSERTED
+     *                 (what a real row costs is measured end to end, bench/run-load.sh), so what is
+     *                 measured is the consumer thread's share of the Redis work
+     */
+    GuardFixture(ClaimStore store, int bodySize, boolean ledgerOn) {
         scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "onceonly-bench-watchdog");
             t.setDaemon(true);
             return t;
         });
-        engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, GuardListener.NONE, new KeyDeriver("oo:"));
+        settings = Settings.withLedger(Settings.defaults(CONSUMER, KeyStrategy.CONTENT), ledgerOn);
+        engine = new GuardEngine(store, TransactionRunner.NONE, ledgerOn ? INSERTING : null, scheduler, GuardListener.NONE,
+                new KeyDeriver("oo:"));
         body = new byte[bodySize];
         for (int i = 0; i < bodySize; i++) {
             body[i] = (byte) ('a' + i % 26);
