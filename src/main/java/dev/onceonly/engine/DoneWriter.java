@@ -65,12 +65,21 @@ final class DoneWriter {
         }
     }
 
+    /**
+     * Writes what is queued on the calling thread, now. For shutdown: the executor of a stopping
+     * application may no longer run the drain it was given. Safe beside a running drain: each
+     * completion is taken from the queue by one of them only.
+     */
+    void flush() {
+        for (List<GuardedCall<?>> batch = nextBatch(); !batch.isEmpty(); batch = nextBatch()) {
+            write(batch);
+        }
+    }
+
     private void drain() {
         do {
             try {
-                for (List<GuardedCall<?>> batch = nextBatch(); !batch.isEmpty(); batch = nextBatch()) {
-                    write(batch);
-                }
+                flush();
             } finally {
                 // Cleared even if a batch threw: a drain that never ends would hold every later marker.
                 draining.set(false);

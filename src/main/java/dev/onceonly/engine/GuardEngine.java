@@ -46,6 +46,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GuardEngine implements ClaimStoreControl {
 
     private static final int TOKEN_CHARS = 21;
+    /** While {@link #close} waits, how often it writes the done marks queued meanwhile. */
+    private static final long FLUSH_WHILE_CLOSING_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     private static final byte[] TOKEN_ALPHABET =
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".getBytes(StandardCharsets.US_ASCII);
 
@@ -142,13 +144,16 @@ public final class GuardEngine implements ClaimStoreControl {
         long deadline = System.nanoTime() + timeout.toNanos();
         closing = true;
         synchronized (idle) {
-            while (inFlight() > 0) {
+            while (true) {
+                // Marks queued by calls that ended meanwhile are written here, not left to a drain the
+                // stopping application's executor may never run.
+                doneWriter.flush();
                 long left = deadline - System.nanoTime();
-                if (left <= 0) {
+                if (inFlight() == 0 || left <= 0) {
                     break;
                 }
                 try {
-                    TimeUnit.NANOSECONDS.timedWait(idle, left);
+                    TimeUnit.NANOSECONDS.timedWait(idle, Math.min(left, FLUSH_WHILE_CLOSING_NANOS));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     break;

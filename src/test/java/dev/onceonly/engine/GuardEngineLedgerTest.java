@@ -564,6 +564,32 @@ class GuardEngineLedgerTest {
         assertEquals(ClaimState.DONE, claimState(key));
     }
 
+    /** Stopping writes the marks still queued, even when the executor no longer runs the drain. */
+    @Test
+    void closingWritesTheDoneMarksTheExecutorDidNotGetTo() throws Exception {
+        ScheduledExecutorService stuck = Executors.newSingleThreadScheduledExecutor();
+        CountDownLatch blocked = new CountDownLatch(1);
+        stuck.execute(() -> {
+            try {
+                blocked.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            GuardEngine stopping = new GuardEngine(store, transactions, jpaLedger, stuck, listener, new KeyDeriver("oo:"));
+            MessageView m = message("{\"order\":\"at-shutdown\"}");
+            stopping.guard(settings, Dispatch.of(m), null, businessWrite("at-shutdown"));
+            assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, m)), "the drain never ran");
+
+            assertEquals(0, stopping.close(Duration.ofSeconds(5)), "nothing left unfinished");
+            assertEquals(ClaimState.DONE, claimState(keyOf(settings, m)));
+        } finally {
+            blocked.countDown();
+            stuck.shutdownNow();
+        }
+    }
+
     /** A batch of markers the store could not take is written by the lease sweep once it answers. */
     @Test
     void aBatchOfDoneMarkersTheStoreRefusedIsWrittenByTheSweep() throws Exception {
