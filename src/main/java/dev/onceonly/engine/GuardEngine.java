@@ -6,7 +6,9 @@ import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.Dispatch;
@@ -18,6 +20,8 @@ import dev.onceonly.support.LogId;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -199,18 +203,24 @@ public final class GuardEngine implements ClaimStoreControl {
      */
     public <T> T guard(ConsumerSettings settings, Dispatch dispatch, Object parameterKey,
                        TransactionRunner.Work<T> handler) throws Exception {
-        long start = System.nanoTime();
+        long now = System.nanoTime();
         MessageKey key;
         try {
             key = keys.derive(settings, dispatch.message(), parameterKey);
         } catch (KeyRejectedException e) {
             LogId.ONCE0302W.log(settings.consumer(), e.getMessage());
-            throw refuse(settings, dispatch, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
+            throw refuse(settings, dispatch, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), now, e);
         }
 
-        String token = newToken();
+        AheadClaim ahead = dispatch.aheadClaim();
+        EarlyClaim early = ahead instanceof EarlyClaim e && e.take(settings, key) ? e : null;
+        // The guard's time includes this message's share of the round trip that claimed it ahead.
+        long start = early != null ? now - early.shareNanos : now;
+        String token = early != null ? early.token : newToken();
         ClaimResult claim;
-        if (suspended.get()) {
+        if (early != null) {
+            claim = early.result; // taken before, with the claims of the deliveries around it
+        } else if (suspended.get()) {
             withoutStore(settings, dispatch, key, start, null);
             claim = null; // unclaimed: the ledger's unique key is the only guard now
         } else {
@@ -273,6 +283,85 @@ public final class GuardEngine implements ClaimStoreControl {
                 throw new MessageRefusedException(Outcome.RETRY, settings.consumer(), key.digest(), call.commitRefused, e);
             }
             throw e;
+        }
+    }
+
+    /**
+     * Claims the keys of deliveries buffered for one consumer in one call to the store
+     * ({@link ClaimStore#claimAll}: one round trip on Redis), before they are guarded one by one, and
+     * gives each dispatch its claim ({@link Dispatch#holdAheadClaim}): {@link #guard} then goes on
+     * without a round trip of its own. Only acquired and done answers are kept: an in-progress one
+     * may be over by the message's turn. Fencing and leases are those of any claim: the token is the
+     * message's, the lease is renewed while the delivery waits, and a claim the guard does not take
+     * (the delivery was settled otherwise) is released by {@link AheadClaim#abandon}.
+     *
+     * <p>Skips dispatches that hold a claim, keys that cannot be derived (refused in their turn, with
+     * the reason), everything while the store is suspended, and everything when the store fails
+     * (any of those keys that it took anyway is released here, or runs out with its lease).
+     *
+     * @param settings   the consumer's settings; its key must come from the message alone (no
+     *                   {@code @IdempotencyKey} parameter)
+     * @param dispatches the deliveries, in the order they will be guarded
+     */
+    public void claimAhead(ConsumerSettings settings, List<? extends Dispatch> dispatches) {
+        if (suspended.get() || closing) {
+            return;
+        }
+        List<Dispatch> targets = new ArrayList<>(dispatches.size());
+        List<MessageKey> messageKeys = new ArrayList<>(dispatches.size());
+        List<ClaimStore.ClaimRequest> requests = new ArrayList<>(dispatches.size());
+        for (Dispatch d : dispatches) {
+            if (d.aheadClaim() != null) {
+                continue;
+            }
+            MessageKey key;
+            try {
+                key = keys.derive(settings, d.message(), null);
+            } catch (KeyRejectedException e) {
+                continue;
+            }
+            targets.add(d);
+            messageKeys.add(key);
+            requests.add(new ClaimStore.ClaimRequest(key.storeKey(), newToken(), key.fingerprint(), settings.lease()));
+        }
+        if (requests.isEmpty()) {
+            return;
+        }
+        List<ClaimResult> results;
+        long c0 = System.nanoTime();
+        GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
+        try {
+            results = store.claimAll(requests);
+        } catch (ClaimStoreException e) {
+            listener.onStoreError(settings.consumer(), "claim");
+            releaseQuietly(requests);
+            return;
+        } finally {
+            phase.end();
+        }
+        long share = (System.nanoTime() - c0) / requests.size();
+        for (int i = 0; i < targets.size(); i++) {
+            ClaimResult result = results.get(i);
+            if (result.state() == ClaimState.IN_PROGRESS) {
+                continue;
+            }
+            EarlyClaim claim = new EarlyClaim(this, settings, messageKeys.get(i), requests.get(i).token(), result, share);
+            Dispatch d = targets.get(i);
+            d.holdAheadClaim(claim);
+            if (d.aheadClaim() != claim) {
+                claim.abandon(); // a dispatch that keeps no claim would leave it held until its lease ends
+            }
+        }
+    }
+
+    /** After a failed {@link ClaimStore#claimAll}: a key it took anyway is ours, and nobody would use it. */
+    private void releaseQuietly(List<ClaimStore.ClaimRequest> requests) {
+        try {
+            for (ClaimStore.ClaimRequest r : requests) {
+                store.release(r.key(), r.token());
+            }
+        } catch (ClaimStoreException e) {
+            // Still failing: what it took runs out with its lease.
         }
     }
 

@@ -169,6 +169,7 @@ final class ChannelConfig {
             throw config.invalid("routing-keys", String.join(",", routingKeys), "a comma-separated list of binding keys, each at most 255 characters");
         }
         int prefetch = config.intValue("prefetch", 16, 1, 65_535);
+        int claimAhead = config.intValue("claim-ahead", 0, 0, 1_024);
         String dlx = name("dead-letter.exchange", queue + ".dlx");
         if (dlx.equals(exchange)) {
             // Dead letters would be routed back into the queues they came from, forever.
@@ -194,7 +195,7 @@ final class ChannelConfig {
         return new IncomingSettings(channel, connection, queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, backoff, drainTimeout,
                 confirmTimeout, config.bool("declare", true), payload, deliveryLimit,
-                signingKey, queueArguments(queueType));
+                signingKey, queueArguments(queueType), claimAhead);
     }
 
     /**

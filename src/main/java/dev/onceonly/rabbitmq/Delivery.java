@@ -3,6 +3,7 @@ package dev.onceonly.rabbitmq;
 import com.rabbitmq.client.Channel;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.MessageTracing;
 
@@ -51,6 +52,8 @@ final class Delivery implements Dispatch {
     volatile ScheduledFuture<?> hold;
     /** The guard's decision, when a guarded method was invoked for this delivery. */
     private volatile GuardEvent guardDecision;
+    /** A claim the guard took before this delivery was handed over; abandoned when it is settled. */
+    private volatile AheadClaim aheadClaim;
 
     Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation,
              boolean forgedCopy, MessageTracing tracing) {
@@ -82,6 +85,24 @@ final class Delivery implements Dispatch {
     @Override
     public MessageTracing.Span process() {
         return tracing.process(metadata.queue(), metadata.headers());
+    }
+
+    @Override
+    public void holdAheadClaim(AheadClaim claim) {
+        aheadClaim = claim;
+    }
+
+    @Override
+    public AheadClaim aheadClaim() {
+        return aheadClaim;
+    }
+
+    /** Settled: a claim taken ahead that the guard did not use is released ({@link AheadClaim#abandon}). */
+    void abandonAheadClaim() {
+        AheadClaim claim = aheadClaim;
+        if (claim != null) {
+            claim.abandon();
+        }
     }
 
     /** {@link InboundChannel#ack} requeues or dead-letters a delivery acked after a refusal. */

@@ -14,6 +14,8 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -170,6 +172,9 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                     settlement.forget(d); // the broker requeued it when its channel closed: someone gets it again
                     continue;
                 }
+                if (settings.claimAhead() > 1 && d.aheadClaim() == null) {
+                    claimAhead(d);
+                }
                 d.stage = Delivery.Stage.PROCESSING;
                 // Withdrawn when the delivery is settled, so the board holds only deliveries in flight.
                 handover.post(d.payload, d);
@@ -186,6 +191,39 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             }
             missed = emitting.addAndGet(-missed);
         } while (missed != 0);
+    }
+
+    /**
+     * Has the guard claim the keys of {@code next} and of the deliveries buffered behind it in one
+     * round trip, so that each of them is guarded without one of its own. Runs on the emitting
+     * thread, where {@code next}'s own claim would otherwise have run a moment later. Deliveries
+     * buffered behind are not yet in the application's hands; their claims are renewed while they
+     * wait and released if they are settled otherwise (stop, a closed channel).
+     */
+    private void claimAhead(Delivery next) {
+        List<Delivery> batch = new ArrayList<>(settings.claimAhead());
+        batch.add(next);
+        for (IncomingRabbitMessage<Object> m : buffered) { // weakly consistent: what is there now
+            if (batch.size() >= settings.claimAhead()) {
+                break;
+            }
+            Delivery d = m.delivery();
+            if (d.aheadClaim() == null && !d.isStale() && !d.forgedCopy) {
+                batch.add(d);
+            }
+        }
+        if (batch.size() < 2) {
+            // Nothing behind it: no round trip to share, and a claim in the message's own turn runs
+            // inside its consumer span, where a trace shows it.
+            return;
+        }
+        try {
+            handover.claimAhead(name(), batch);
+        } catch (RuntimeException e) {
+            // Never for the store's sake (the guard skips on its failures); whatever it was, each
+            // message is still claimed in its turn.
+            LogId.ONCE0516W.log(name(), e.getClass().getName());
+        }
     }
 
     // ---------------------------------------------------------------- ack and nack

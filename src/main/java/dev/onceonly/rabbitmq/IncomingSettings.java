@@ -20,13 +20,15 @@ import java.util.List;
  * @param deliveryLimit      quorum queues: the broker's {@code x-delivery-limit}, at least {@code maxAttempts}
  * @param copySigningKey     the key retry copies are signed with, or {@code null} for one derived from the credentials
  * @param queueArguments     optional queue arguments (single active consumer, message TTL, length limit)
+ * @param claimAhead         how many buffered deliveries the guard claims in one round trip before they are
+ *                           handed over ({@code claim-ahead}); 0 or 1: each message is claimed in its turn
  */
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
                         String exchange, String exchangeType, List<String> routingKeys, int prefetch,
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
                         String deadLetterRoutingKey, int maxAttempts, RetryBackoff backoff, Duration drainTimeout,
                         Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit,
-                        String copySigningKey, QueueArguments queueArguments) {
+                        String copySigningKey, QueueArguments queueArguments, int claimAhead) {
 
     /** How long a BUSY or RETRY delivery is held before it goes back: {@code retry-delay}, not backed off. */
     Duration retryDelay() {

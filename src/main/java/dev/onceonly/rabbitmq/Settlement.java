@@ -135,6 +135,7 @@ final class Settlement {
         }
         unsettled.remove(d);
         handover.withdraw(d.payload);
+        d.abandonAheadClaim();
         if (d.hold != null) {
             d.hold.cancel(false);
         }

@@ -54,6 +54,24 @@ public interface Dispatch {
     }
 
     /**
+     * Keeps a claim the guard took ahead for this message ({@link Handover#claimAhead}) until the
+     * guard asks for it with {@link #aheadClaim}. A dispatch that keeps it must call
+     * {@link AheadClaim#abandon} when its message is settled.
+     *
+     * @param claim the claim; replaces none (the guard asks only while {@link #aheadClaim} is null)
+     */
+    default void holdAheadClaim(AheadClaim claim) {
+    }
+
+    /**
+     * {@return the claim kept by {@link #holdAheadClaim}, or {@code null}; {@code null} for a
+     * dispatch that keeps none, such as {@link #of}}
+     */
+    default AheadClaim aheadClaim() {
+        return null;
+    }
+
+    /**
      * A dispatch of {@code message} that nobody waits on.
      *
      * @param message the message the guard keys on

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -73,7 +74,8 @@ class InboundChannelTest {
                 : Map.ofEntries(Map.entry("channel-name", "unit"), Map.entry("queue.name", queue), Map.entry("host", "127.0.0.1"),
                 Map.entry("prefetch", "5"), Map.entry("retry-delay", retryDelay), Map.entry("max-attempts", "2"),
                 Map.entry("drain-timeout", "5s"), Map.entry("queue.type", queueType), Map.entry("network-recovery-interval", "500ms"),
-                Map.entry("declare", Boolean.toString(declare)), Map.entry("retry-broker-delay-above", stale ? "1m" : "5s"));
+                Map.entry("declare", Boolean.toString(declare)), Map.entry("retry-broker-delay-above", stale ? "1m" : "5s"),
+                Map.entry("claim-ahead", testName.contains("ClaimAhead") ? "4" : "0"));
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover, () -> MessageTracing.NONE);
         channel.subscribe(probe);
@@ -106,6 +108,45 @@ class InboundChannelTest {
                 .filter(n -> n.matches("onceonly:unit:(consume|publish)" + instance)).sorted().toList();
         assertEquals(2, mine.size(), "this JVM's consume and publish connections of channel 'unit': " + TestRabbit.connectionNames());
         assertTrue(mine.get(0).startsWith("onceonly:unit:consume@") && mine.get(1).startsWith("onceonly:unit:publish@"), mine.toString());
+    }
+
+    /**
+     * claim-ahead: before the first buffered delivery is handed over, it and those behind it (up to
+     * claim-ahead) go to the guard in one batch; each claim is abandoned when its delivery is settled,
+     * whether the application got it (acked) or not (requeued at stop).
+     */
+    @Test
+    void bufferedDeliveriesAreOfferedToClaimAheadInOneBatchAndAbandonedWhenSettled() throws Exception {
+        List<String> channels = new CopyOnWriteArrayList<>();
+        List<List<String>> batches = new CopyOnWriteArrayList<>();
+        List<String> abandoned = new CopyOnWriteArrayList<>();
+        handover.claimAheadWith((name, dispatches) -> {
+            channels.add(name);
+            batches.add(dispatches.stream().map(InboundChannelTest::body).toList());
+            dispatches.forEach(d -> d.holdAheadClaim(() -> abandoned.add(body(d))));
+        });
+        for (int i = 1; i <= 5; i++) {
+            rabbit.publish("", queue, "m" + i);
+        }
+        await("five deliveries buffered (prefetch 5)", LIMIT, () -> TestRabbit.unacknowledged(queue), n -> n == 5);
+
+        probe.request(1);
+        probe.next().ack().toCompletableFuture().get(20, TimeUnit.SECONDS);
+
+        assertEquals(List.of("unit"), channels);
+        assertEquals(List.of(List.of("m1", "m2", "m3", "m4")), batches, "the first and the three behind it (claim-ahead 4)");
+        assertEquals(List.of("m1"), abandoned, "m1 settled (acked): its claim is given back to the guard, which used it");
+        probe.request(1);
+        assertEquals("m2", probe.next().getPayload());
+        assertEquals(1, batches.size(), "m2 holds its claim: no batch for it");
+
+        channel.stopConsuming(); // m3, m4, m5 were never handed over: requeued
+        assertEquals(List.of("m1", "m3", "m4"), abandoned.stream().sorted().toList(),
+                "the unused claims of requeued deliveries are released; m5 had none, m2 is still being processed");
+    }
+
+    private static String body(Dispatch d) {
+        return new String(d.message().body(), java.nio.charset.StandardCharsets.UTF_8);
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.onceonly.testing;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.MessageTracing;
 
@@ -16,6 +17,7 @@ public final class RecordingDispatch implements Dispatch {
     private final boolean settlesFromDecision;
     private final MessageTracing tracing;
     private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
+    private volatile AheadClaim aheadClaim;
 
     public RecordingDispatch(MessageView message) {
         this(message, false);
@@ -46,6 +48,25 @@ public final class RecordingDispatch implements Dispatch {
     @Override
     public MessageView message() {
         return message;
+    }
+
+    /** Keeps a claim taken ahead, as a connector's delivery does; {@link #settle} gives it back. */
+    @Override
+    public void holdAheadClaim(AheadClaim claim) {
+        aheadClaim = claim;
+    }
+
+    @Override
+    public AheadClaim aheadClaim() {
+        return aheadClaim;
+    }
+
+    /** What a connector does when it settles the delivery: abandons a claim taken ahead. */
+    public void settle() {
+        AheadClaim claim = aheadClaim;
+        if (claim != null) {
+            claim.abandon();
+        }
     }
 
     @Override

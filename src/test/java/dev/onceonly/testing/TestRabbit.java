@@ -102,6 +102,17 @@ public final class TestRabbit implements AutoCloseable {
         throw new IllegalStateException("no queue " + queue);
     }
 
+    /** Messages delivered to a consumer and not yet acked (from the broker's own bookkeeping). */
+    public static int unacknowledged(String queue) throws Exception {
+        for (String line : rabbitmqctl("-q", "list_queues", "name", "messages_unacknowledged").split("\n")) {
+            String[] cols = line.trim().split("\t");
+            if (cols.length == 2 && cols[0].equals(queue)) {
+                return Integer.parseInt(cols[1].trim());
+            }
+        }
+        throw new IllegalStateException("no queue " + queue);
+    }
+
     /** The arguments the queue was declared with, as {@code rabbitmqctl} prints them (JSON). */
     public static String queueArguments(String queue) throws Exception {
         for (String line : rabbitmqctl("-q", "list_queues", "name", "arguments", "--formatter", "json").split("\n")) {

@@ -27,6 +27,9 @@ public class ItResource {
     ItRecorder recorder;
 
     @Inject
+    PhaseCounter phases;
+
+    @Inject
     ItConsumers consumers;
 
     @Inject
@@ -65,6 +68,8 @@ public class ItResource {
             var n = recorder.outcomes(consumer).get(o);
             b.add(o.name(), n == null ? 0 : n.get());
         }
+        // Batches of claims taken ahead for buffered deliveries (claim-ahead), as a listener bean counts them.
+        b.add("claimAheadBatches", phases.count(consumer, "claim-ahead"));
         return b.build();
     }
 

@@ -1,0 +1,113 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.support.LogId;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A claim taken before the message's guarded method runs ({@link GuardEngine#claimAhead}), kept by
+ * its delivery until the guard takes it ({@link #take}) or the connector abandons it. While it
+ * waits, an acquired claim is renewed by the lease sweep like any other; a renewal that finds it
+ * lost marks it so, and the guard then claims the message again in its turn.
+ */
+final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
+
+    private final GuardEngine engine;
+    private final ConsumerSettings settings;
+    final MessageKey key;
+    final String token;
+    /** {@link ClaimState#ACQUIRED} (held, renewed) or {@link ClaimState#DONE} (a duplicate, nothing held). */
+    final ClaimResult result;
+    /** This message's share of the round trip that claimed it: the batch's time over its size. */
+    final long shareNanos;
+    /** Set once, by whichever comes first: the guard taking it, or the connector abandoning it. */
+    private final AtomicBoolean over = new AtomicBoolean();
+    private volatile boolean lost;
+    private volatile long renewAtNanos;
+
+    EarlyClaim(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token, ClaimResult result, long shareNanos) {
+        this.engine = engine;
+        this.shareNanos = shareNanos;
+        this.settings = settings;
+        this.key = key;
+        this.token = token;
+        this.result = result;
+        if (result.state() == ClaimState.ACQUIRED) {
+            renewAtNanos = System.nanoTime() + settings.lease().toNanos() / 3;
+            engine.leases.hold(this, settings.lease());
+        }
+    }
+
+    /**
+     * The guard takes the claim for the message it is about to guard.
+     *
+     * @return whether the claim is this consumer's, for this key, and still held (or done): the guard
+     *         then goes on with it; otherwise it is given back and the guard claims as usual
+     */
+    boolean take(ConsumerSettings s, MessageKey k) {
+        if (!over.compareAndSet(false, true)) {
+            return false;
+        }
+        engine.leases.drop(this);
+        if (s.consumer().equals(settings.consumer()) && k.storeKey().equals(key.storeKey()) && !lost) {
+            return true;
+        }
+        release();
+        return false;
+    }
+
+    @Override
+    public void abandon() {
+        if (over.compareAndSet(false, true)) {
+            engine.leases.drop(this);
+            release();
+        }
+    }
+
+    private void release() {
+        if (result.state() != ClaimState.ACQUIRED || lost) {
+            return;
+        }
+        try {
+            engine.store.release(key.storeKey(), token);
+        } catch (RuntimeException e) {
+            // The store failed, or was closed at shutdown before the connector gave its deliveries
+            // back: the claim runs out with its lease, and a redelivery is BUSY until then.
+            engine.listener.onStoreError(settings.consumer(), "release");
+        }
+    }
+
+    @Override
+    public long renewAtNanos() {
+        return renewAtNanos;
+    }
+
+    @Override
+    public void renew(long now) {
+        try {
+            if (engine.store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+                renewAtNanos = now + settings.lease().toNanos() / 3;
+            } else if (engine.leases.drop(this)) {
+                lost = true; // not ours any more: the guard claims again in the message's turn
+            }
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), "extend");
+            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis());
+        }
+    }
+
+    @Override
+    public String consumer() {
+        return settings.consumer();
+    }
+
+    @Override
+    public String keyDigest() {
+        return key.digest();
+    }
+}

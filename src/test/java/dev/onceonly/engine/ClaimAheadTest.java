@@ -1,0 +1,248 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.testing.MutableClock;
+import dev.onceonly.testing.RecordingDispatch;
+import dev.onceonly.testing.Settings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * Claims taken ahead for buffered deliveries ({@link GuardEngine#claimAhead}): one call to the store
+ * for several messages, then each guarded without a claim of its own, under the same fencing and
+ * lease rules as any claim.
+ */
+class ClaimAheadTest {
+
+    private final KeyDeriver keys = new KeyDeriver("oo:");
+    private final MutableClock clock = new MutableClock();
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
+    private final InMemoryClaimStore memory = new InMemoryClaimStore(10_000, clock);
+    private final CountingStore store = new CountingStore(memory);
+    private final GuardEngine engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, events::add, keys);
+    private final ConsumerSettings settings = Settings.defaults("orders", KeyStrategy.CONTENT);
+    private final AtomicInteger runs = new AtomicInteger();
+
+    @AfterEach
+    void stop() {
+        scheduler.shutdownNow();
+    }
+
+    @Test
+    void bufferedDeliveriesAreClaimedInOneCallAndThenGuardedWithoutAClaimOfTheirOwn() throws Exception {
+        List<RecordingDispatch> fresh = List.of(delivery("a"), delivery("b"), delivery("c"), delivery("d"));
+        RecordingDispatch done = delivery("done-before");
+        guard(delivery("done-before"));
+        RecordingDispatch busy = delivery("held-by-another");
+        MessageKey held = key("held-by-another");
+        memory.claim(held.storeKey(), "another", held.fingerprint(), Duration.ofSeconds(30));
+        store.claims.set(0);
+
+        engine.claimAhead(settings, List.of(fresh.get(0), fresh.get(1), done, busy, fresh.get(2), fresh.get(3)));
+
+        assertEquals(1, store.batches.get(), "one call to the store");
+        for (RecordingDispatch d : fresh) {
+            assertNotNull(d.aheadClaim(), "an acquired claim is kept by its delivery");
+            assertEquals(ClaimState.IN_PROGRESS, probe(d).state(), "held while the delivery waits");
+        }
+        assertNotNull(done.aheadClaim(), "a done answer is kept too: the duplicate needs no round trip");
+        assertNull(busy.aheadClaim(), "an in-progress answer may be over by the message's turn: not kept");
+
+        for (RecordingDispatch d : fresh) {
+            guard(d);
+        }
+        assertNull(guard(done));
+        assertThrows(MessageRefusedException.class, () -> guard(busy));
+
+        assertEquals(1, store.claims.get(), "only the message held by another claimed in its turn");
+        assertEquals(5, runs.get(), "the four, and the one done before");
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED,
+                Outcome.DUPLICATE, Outcome.BUSY), outcomes().subList(1, 7));
+        assertEquals(Layer.CLAIM_STORE, events.get(5).layer());
+        for (RecordingDispatch d : fresh) {
+            assertEquals(ClaimState.DONE, probe(d).state());
+            d.settle(); // acked: the claim was used, abandoning it changes nothing
+            assertEquals(ClaimState.DONE, probe(d).state());
+        }
+    }
+
+    /** A delivery settled without being guarded (requeued at stop, its channel closed) gives its claim back. */
+    @Test
+    void aClaimWhoseDeliveryIsSettledUnguardedIsReleased() throws Exception {
+        RecordingDispatch waiting = delivery("never-handed-over");
+        engine.claimAhead(settings, List.of(waiting));
+        assertEquals(ClaimState.IN_PROGRESS, probe(waiting).state());
+
+        waiting.settle();
+
+        assertEquals(ClaimResult.ACQUIRED, memory.claim(key("never-handed-over").storeKey(), "redelivered-elsewhere", "", Duration.ofSeconds(30)),
+                "a redelivery elsewhere finds the key free, not BUSY until the lease ends");
+    }
+
+    /** The fencing of any claim: one the sweep found lost is not used; the guard claims in the message's turn. */
+    @Test
+    void aClaimLostWhileItsDeliveryWaitedIsNotUsed() throws Exception {
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(600)); // the sweep every 100 ms
+        RecordingDispatch waiting = delivery("lost-meanwhile");
+        engine.claimAhead(shortLease, List.of(waiting));
+        clock.advance(Duration.ofSeconds(1)); // the lease ran out (a pause, a failover)
+        MessageKey k = key("lost-meanwhile");
+        assertEquals(ClaimResult.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)));
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (store.extendsRefused.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10); // until the sweep tried to renew it and found it taken
+        }
+
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(shortLease, waiting));
+
+        assertEquals(Outcome.BUSY, e.outcome(), "claimed in its turn, and found held by the other holder");
+        assertEquals(0, runs.get());
+    }
+
+    /** A store that fails the batch leaves nothing held by it: each message is claimed in its turn. */
+    @Test
+    void aFailedBatchIsReleasedAndEachMessageClaimsInItsTurn() throws Exception {
+        store.failNextBatch.set(true);
+        RecordingDispatch d = delivery("store-hiccup");
+        engine.claimAhead(settings, List.of(d));
+
+        assertNull(d.aheadClaim());
+        assertEquals("ran-1", guard(d));
+        assertEquals(1, store.claims.get());
+    }
+
+    /** A dispatch that keeps no claim ({@link Dispatch#of}) must not leave one held until its lease ends. */
+    @Test
+    void aClaimItsDispatchDoesNotKeepIsGivenBackAtOnce() throws Exception {
+        Dispatch plain = Dispatch.of(view("plain"));
+        engine.claimAhead(settings, List.of(plain));
+        assertEquals(ClaimResult.ACQUIRED, memory.claim(key("plain").storeKey(), "someone", "", Duration.ofSeconds(30)));
+    }
+
+    // ---- helpers ----
+
+    private String guard(Dispatch d) throws Exception {
+        return guard(settings, d);
+    }
+
+    private String guard(ConsumerSettings s, Dispatch d) throws Exception {
+        return engine.guard(s, d, null, () -> "ran-" + runs.incrementAndGet());
+    }
+
+    private ClaimResult probe(RecordingDispatch d) {
+        MessageKey k = keys.derive(settings, d.message(), null);
+        ClaimResult r = memory.claim(k.storeKey(), "probe", k.fingerprint(), Duration.ofSeconds(1));
+        if (r.state() == ClaimState.ACQUIRED) {
+            memory.release(k.storeKey(), "probe");
+        }
+        return r;
+    }
+
+    private MessageKey key(String body) {
+        return keys.derive(settings, view(body), null);
+    }
+
+    private List<Outcome> outcomes() {
+        return events.stream().map(GuardEvent::outcome).toList();
+    }
+
+    private static RecordingDispatch delivery(String body) {
+        return new RecordingDispatch(view(body));
+    }
+
+    private static MessageView view(String body) {
+        return MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The in-memory store, counting single claims and batches, failing the next batch on request. */
+    private static final class CountingStore implements ClaimStore {
+        final AtomicInteger claims = new AtomicInteger();
+        final AtomicInteger batches = new AtomicInteger();
+        final AtomicInteger extendsRefused = new AtomicInteger();
+        final AtomicBoolean failNextBatch = new AtomicBoolean();
+        private final ClaimStore store;
+
+        CountingStore(ClaimStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
+            batches.incrementAndGet();
+            if (failNextBatch.getAndSet(false)) {
+                throw new ClaimStoreException("counting", "claim", new IOException("connection reset"));
+            }
+            return store.claimAll(requests);
+        }
+
+        @Override
+        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+            claims.incrementAndGet();
+            return store.claim(key, token, fingerprint, lease);
+        }
+
+        @Override
+        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+            return store.complete(key, token, fingerprint, retention);
+        }
+
+        @Override
+        public HolderResult release(String key, String token) {
+            return store.release(key, token);
+        }
+
+        @Override
+        public HolderResult extend(String key, String token, Duration lease) {
+            HolderResult r = store.extend(key, token, lease);
+            if (r == HolderResult.NOT_HOLDER) {
+                extendsRefused.incrementAndGet();
+            }
+            return r;
+        }
+
+        @Override
+        public String name() {
+            return "counting";
+        }
+
+        @Override
+        public Optional<String> problem() {
+            return Optional.empty();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
