@@ -10,7 +10,8 @@
 # BENCH_CONCURRENCY channels for the consumer (default 1, the demo as shipped); BENCH_MODES the
 # modes each round runs (default "guarded unguarded"; "outbox" is guarded with the consumer sending
 # its order.reserved event through the transactional outbox, which the other modes leave out;
-# "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database). Other ONCEONLY_*
+# "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database; "ahead" is
+# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16). Other ONCEONLY_*
 # variables reach the server, e.g. ONCEONLY_CONSUMERS_INVENTORY_LEDGER=false or ONCEONLY_STORE=memory.
 # Needs RabbitMQ on 127.0.0.1:5672 (guest/guest), PostgreSQL on 127.0.0.1:5432 (database test),
 # port 9080 free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
@@ -71,12 +72,19 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 # BENCH_CONCURRENCY > 1 gives the demo's consumer that many channels (Reactive Messaging's
 # "concurrency"), through a server.xml variable: MP Config reads those, while environment
 # variables cannot name channel properties.
-rm -f "$dropin"
-if [ "${BENCH_CONCURRENCY:-1}" != 1 ]; then
+# The mode "ahead" is guarded with the channel's claim-ahead set to BENCH_CLAIM_AHEAD (default 16, the
+# demo's prefetch), the same way.
+write_dropin() { # claim-ahead for this mode
+  rm -f "$dropin"
   mkdir -p "$(dirname "$dropin")"
-  printf '<server>\n  <variable name="mp.messaging.incoming.orders.concurrency" value="%s"/>\n</server>\n' \
-    "$BENCH_CONCURRENCY" > "$dropin"
-fi
+  {
+    echo '<server>'
+    [ "${BENCH_CONCURRENCY:-1}" = 1 ] || \
+      echo "  <variable name=\"mp.messaging.incoming.orders.concurrency\" value=\"$BENCH_CONCURRENCY\"/>"
+    [ "$1" = 0 ] || echo "  <variable name=\"mp.messaging.incoming.orders.claim-ahead\" value=\"$1\"/>"
+    echo '</server>'
+  } > "$dropin"
+}
 
 mkdir -p target/bench
 rm -f target/bench/load-r*.json
@@ -93,6 +101,9 @@ for round in $(seq 1 "$ROUNDS"); do
     binding=order.reserved.downstream-off
     store="${ONCEONLY_STORE:-redis}"
     [ "$mode" = database ] && store=database
+    ahead=0
+    [ "$mode" = ahead ] && ahead="${BENCH_CLAIM_AHEAD:-16}"
+    write_dropin "$ahead"
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
     DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \

@@ -10,7 +10,6 @@ import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
-import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -37,16 +36,12 @@ final class GuardedMethod {
     private final int payloadIndex;  // the payload, or -1
     private final Object skippedResult;
     private final boolean incoming;
-    private final String channel;    // the @Incoming channel, or null
 
     GuardedMethod(Method method, ConsumerSettings settings) {
         this.settings = settings;
         // By name: applications without Reactive Messaging never load its classes.
-        Annotation in = Arrays.stream(method.getAnnotations())
-                .filter(a -> a.annotationType().getName().equals("org.eclipse.microprofile.reactive.messaging.Incoming"))
-                .findFirst().orElse(null);
-        this.incoming = in != null;
-        this.channel = in == null ? null : incomingChannel(in);
+        this.incoming = Arrays.stream(method.getAnnotations())
+                .anyMatch(a -> a.annotationType().getName().equals("org.eclipse.microprofile.reactive.messaging.Incoming"));
         Class<?>[] types = method.getParameterTypes();
         int view = -1;
         int message = -1;
@@ -82,25 +77,6 @@ final class GuardedMethod {
     /** Whether Reactive Messaging invokes this method ({@code @Incoming}) for each message of a channel. */
     boolean incoming() {
         return incoming;
-    }
-
-    /**
-     * {@return the channel Reactive Messaging invokes this method for, when its key comes from the
-     * message alone (no {@code @IdempotencyKey} parameter): a connector's buffered deliveries of that
-     * channel can then be claimed ahead; otherwise {@code null}}
-     */
-    String claimAheadChannel() {
-        return keyIndex < 0 ? channel : null;
-    }
-
-    /** {@code @Incoming}'s value, read by reflection for the reason the annotation is found by name. */
-    private static String incomingChannel(Annotation incoming) {
-        try {
-            Object value = incoming.annotationType().getMethod("value").invoke(incoming);
-            return value instanceof String s && !s.isEmpty() ? s : null;
-        } catch (ReflectiveOperationException e) {
-            return null;
-        }
     }
 
     /** Whether a Jakarta Messaging listener ({@code onMessage(jakarta.jms.Message)}) is guarded. */

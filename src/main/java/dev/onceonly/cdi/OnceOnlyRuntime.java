@@ -11,7 +11,6 @@ import dev.onceonly.jms.JmsRefusals;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.GuardListener;
-import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
@@ -31,7 +30,6 @@ import jakarta.inject.Inject;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,10 +61,6 @@ public class OnceOnlyRuntime {
 
     @Inject
     Instance<TransactionRunner> transactionRunners;
-
-    /** Where connectors hand deliveries over, and ask for claims ahead. */
-    @Inject
-    Handover handover;
 
     /** Further listeners contributed as beans (metrics, tracing). */
     @Inject
@@ -125,9 +119,6 @@ public class OnceOnlyRuntime {
             }
         });
         engine = new GuardEngine(store, tx, ledger, scheduler, GuardListener.all(all), extension.keyDeriver());
-        if (enabled) {
-            claimAheadForGuardedChannels();
-        }
         extension.methods().values().forEach(m -> {
             var s = m.settings();
             LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),
@@ -137,34 +128,6 @@ public class OnceOnlyRuntime {
         if (!enabled) {
             LogId.ONCE0005W.log();
         }
-    }
-
-    /**
-     * Lets connectors have the keys of their buffered deliveries claimed ahead, for channels whose
-     * {@code @Incoming} method is guarded with a key from the message alone. A channel Reactive
-     * Messaging runs with {@code concurrency} reaches the connector as {@code <channel>$<n>}.
-     */
-    private void claimAheadForGuardedChannels() {
-        Map<String, ConsumerSettings> byChannel = new HashMap<>();
-        extension.methods().values().forEach(m -> {
-            String channel = m.claimAheadChannel();
-            if (channel != null) {
-                byChannel.put(channel, m.settings());
-            }
-        });
-        if (byChannel.isEmpty()) {
-            return;
-        }
-        handover.claimAheadWith((channel, dispatches) -> {
-            ConsumerSettings s = byChannel.get(channel);
-            int copy = channel.lastIndexOf('$');
-            if (s == null && copy > 0) {
-                s = byChannel.get(channel.substring(0, copy));
-            }
-            if (s != null) {
-                engine.claimAhead(s, dispatches);
-            }
-        });
     }
 
     /** Creates the runtime as the application starts rather than on the first message. */
@@ -200,7 +163,6 @@ public class OnceOnlyRuntime {
 
     @PreDestroy
     void stop() {
-        handover.claimAheadWith(Handover.AheadClaims.NONE);
         if (ledgerPurge != null) {
             ledgerPurge.close();
         }

@@ -1,6 +1,7 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
@@ -10,7 +11,8 @@ import dev.onceonly.support.LogId;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A claim taken before the message's guarded method runs ({@link GuardEngine#claimAhead}), kept by
+ * A claim taken before the message's guarded method runs, with the claim of a delivery before it
+ * ({@link Dispatch#claimAheadWith}), kept by
  * its delivery until the guard takes it ({@link #take}) or the connector abandons it. While it
  * waits, an acquired claim is renewed by the lease sweep like any other; a renewal that finds it
  * lost marks it so, and the guard then claims the message again in its turn.
@@ -23,16 +25,13 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
     final String token;
     /** {@link ClaimState#ACQUIRED} (held, renewed) or {@link ClaimState#DONE} (a duplicate, nothing held). */
     final ClaimResult result;
-    /** This message's share of the round trip that claimed it: the batch's time over its size. */
-    final long shareNanos;
     /** Set once, by whichever comes first: the guard taking it, or the connector abandoning it. */
     private final AtomicBoolean over = new AtomicBoolean();
     private volatile boolean lost;
     private volatile long renewAtNanos;
 
-    EarlyClaim(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token, ClaimResult result, long shareNanos) {
+    EarlyClaim(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token, ClaimResult result) {
         this.engine = engine;
-        this.shareNanos = shareNanos;
         this.settings = settings;
         this.key = key;
         this.token = token;

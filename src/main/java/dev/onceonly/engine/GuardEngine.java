@@ -203,19 +203,28 @@ public final class GuardEngine implements ClaimStoreControl {
      */
     public <T> T guard(ConsumerSettings settings, Dispatch dispatch, Object parameterKey,
                        TransactionRunner.Work<T> handler) throws Exception {
-        long now = System.nanoTime();
+        long start = System.nanoTime();
         MessageKey key;
         try {
             key = keys.derive(settings, dispatch.message(), parameterKey);
         } catch (KeyRejectedException e) {
             LogId.ONCE0302W.log(settings.consumer(), e.getMessage());
-            throw refuse(settings, dispatch, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), now, e);
+            throw refuse(settings, dispatch, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
         }
 
+        if (dispatch.aheadClaim() == null && parameterKey == null && !suspended.get()) {
+            // Deliveries the connector will hand over next: their claims go in the same round trip
+            // as this one's. (Their keys cannot include an @IdempotencyKey argument, hence the check.)
+            List<? extends Dispatch> behind = dispatch.claimAheadWith();
+            if (!behind.isEmpty()) {
+                List<Dispatch> batch = new ArrayList<>(behind.size() + 1);
+                batch.add(dispatch);
+                batch.addAll(behind);
+                claimAhead(settings, batch);
+            }
+        }
         AheadClaim ahead = dispatch.aheadClaim();
         EarlyClaim early = ahead instanceof EarlyClaim e && e.take(settings, key) ? e : null;
-        // The guard's time includes this message's share of the round trip that claimed it ahead.
-        long start = early != null ? now - early.shareNanos : now;
         String token = early != null ? early.token : newToken();
         ClaimResult claim;
         if (early != null) {
@@ -287,24 +296,21 @@ public final class GuardEngine implements ClaimStoreControl {
     }
 
     /**
-     * Claims the keys of deliveries buffered for one consumer in one call to the store
-     * ({@link ClaimStore#claimAll}: one round trip on Redis), before they are guarded one by one, and
-     * gives each dispatch its claim ({@link Dispatch#holdAheadClaim}): {@link #guard} then goes on
-     * without a round trip of its own. Only acquired and done answers are kept: an in-progress one
-     * may be over by the message's turn. Fencing and leases are those of any claim: the token is the
-     * message's, the lease is renewed while the delivery waits, and a claim the guard does not take
-     * (the delivery was settled otherwise) is released by {@link AheadClaim#abandon}.
+     * Claims the keys of a delivery and of those the connector will hand over after it
+     * ({@link Dispatch#claimAheadWith}) in one call to the store ({@link ClaimStore#claimAll}: one
+     * round trip on Redis), and gives each dispatch its claim ({@link Dispatch#holdAheadClaim}):
+     * each is then guarded without a round trip of its own. Only acquired and done answers are kept:
+     * an in-progress one may be over by the message's turn. Fencing and leases are those of any
+     * claim: the token is the message's, the lease is renewed while the delivery waits, and a claim
+     * the guard does not take (the delivery was settled otherwise) is released by
+     * {@link AheadClaim#abandon}.
      *
      * <p>Skips dispatches that hold a claim, keys that cannot be derived (refused in their turn, with
-     * the reason), everything while the store is suspended, and everything when the store fails
-     * (any of those keys that it took anyway is released here, or runs out with its lease).
-     *
-     * @param settings   the consumer's settings; its key must come from the message alone (no
-     *                   {@code @IdempotencyKey} parameter)
-     * @param dispatches the deliveries, in the order they will be guarded
+     * the reason), and everything when the store fails (any of those keys that it took anyway is
+     * released here, or runs out with its lease): each message is then claimed in its turn.
      */
-    public void claimAhead(ConsumerSettings settings, List<? extends Dispatch> dispatches) {
-        if (suspended.get() || closing) {
+    private void claimAhead(ConsumerSettings settings, List<? extends Dispatch> dispatches) {
+        if (closing) {
             return;
         }
         List<Dispatch> targets = new ArrayList<>(dispatches.size());
@@ -328,7 +334,6 @@ public final class GuardEngine implements ClaimStoreControl {
             return;
         }
         List<ClaimResult> results;
-        long c0 = System.nanoTime();
         GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
         try {
             results = store.claimAll(requests);
@@ -339,13 +344,12 @@ public final class GuardEngine implements ClaimStoreControl {
         } finally {
             phase.end();
         }
-        long share = (System.nanoTime() - c0) / requests.size();
         for (int i = 0; i < targets.size(); i++) {
             ClaimResult result = results.get(i);
             if (result.state() == ClaimState.IN_PROGRESS) {
                 continue;
             }
-            EarlyClaim claim = new EarlyClaim(this, settings, messageKeys.get(i), requests.get(i).token(), result, share);
+            EarlyClaim claim = new EarlyClaim(this, settings, messageKeys.get(i), requests.get(i).token(), result);
             Dispatch d = targets.get(i);
             d.holdAheadClaim(claim);
             if (d.aheadClaim() != claim) {

@@ -7,6 +7,7 @@ import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.MessageTracing;
 
+import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -52,8 +53,11 @@ final class Delivery implements Dispatch {
     volatile ScheduledFuture<?> hold;
     /** The guard's decision, when a guarded method was invoked for this delivery. */
     private volatile GuardEvent guardDecision;
-    /** A claim the guard took before this delivery was handed over; abandoned when it is settled. */
+    /** A claim the guard took before this delivery was guarded; abandoned when it is settled. */
     private volatile AheadClaim aheadClaim;
+    /** With claim-ahead: the channel's line of deliveries handed over, and this one's place in it. */
+    private volatile ClaimAheadLine line;
+    private volatile long sequenceInLine;
 
     Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation,
              boolean forgedCopy, MessageTracing tracing) {
@@ -85,6 +89,22 @@ final class Delivery implements Dispatch {
     @Override
     public MessageTracing.Span process() {
         return tracing.process(metadata.queue(), metadata.headers());
+    }
+
+    void joinLine(ClaimAheadLine line, long sequence) {
+        this.sequenceInLine = sequence;
+        this.line = line;
+    }
+
+    long sequenceInLine() {
+        return sequenceInLine;
+    }
+
+    /** With claim-ahead, the deliveries handed over after this one that hold no claim yet. */
+    @Override
+    public List<? extends Dispatch> claimAheadWith() {
+        ClaimAheadLine l = line;
+        return l == null ? List.of() : l.behind(this);
     }
 
     @Override

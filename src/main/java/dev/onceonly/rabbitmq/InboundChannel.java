@@ -14,8 +14,6 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -73,6 +71,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     /** Whether a requeue raises the broker's delivery count (quorum queues; also found out at runtime). */
     private volatile boolean requeueCounts;
     private final Queue<IncomingRabbitMessage<Object>> buffered = new ConcurrentLinkedQueue<>();
+    /** With claim-ahead (at least 2): the deliveries handed over, whose keys the guard claims together; else null. */
+    private final ClaimAheadLine aheadLine;
     private final AtomicLong requested = new AtomicLong();
     private final AtomicInteger emitting = new AtomicInteger();
     private volatile Subscriber<? super Message<?>> subscriber;
@@ -89,6 +89,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.handover = handover;
         this.tracing = tracing;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
+        this.aheadLine = settings.claimAhead() > 1 ? new ClaimAheadLine(settings.claimAhead()) : null;
         this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
                 : CopySignature.derived(settings.connection(), settings.queue());
         this.redelivery = new Redelivery(settings, settlement, this::publisher, signature,
@@ -172,8 +173,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                     settlement.forget(d); // the broker requeued it when its channel closed: someone gets it again
                     continue;
                 }
-                if (settings.claimAhead() > 1 && d.aheadClaim() == null) {
-                    claimAhead(d);
+                if (aheadLine != null) {
+                    aheadLine.handedOver(d);
                 }
                 d.stage = Delivery.Stage.PROCESSING;
                 // Withdrawn when the delivery is settled, so the board holds only deliveries in flight.
@@ -191,39 +192,6 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             }
             missed = emitting.addAndGet(-missed);
         } while (missed != 0);
-    }
-
-    /**
-     * Has the guard claim the keys of {@code next} and of the deliveries buffered behind it in one
-     * round trip, so that each of them is guarded without one of its own. Runs on the emitting
-     * thread, where {@code next}'s own claim would otherwise have run a moment later. Deliveries
-     * buffered behind are not yet in the application's hands; their claims are renewed while they
-     * wait and released if they are settled otherwise (stop, a closed channel).
-     */
-    private void claimAhead(Delivery next) {
-        List<Delivery> batch = new ArrayList<>(settings.claimAhead());
-        batch.add(next);
-        for (IncomingRabbitMessage<Object> m : buffered) { // weakly consistent: what is there now
-            if (batch.size() >= settings.claimAhead()) {
-                break;
-            }
-            Delivery d = m.delivery();
-            if (d.aheadClaim() == null && !d.isStale() && !d.forgedCopy) {
-                batch.add(d);
-            }
-        }
-        if (batch.size() < 2) {
-            // Nothing behind it: no round trip to share, and a claim in the message's own turn runs
-            // inside its consumer span, where a trace shows it.
-            return;
-        }
-        try {
-            handover.claimAhead(name(), batch);
-        } catch (RuntimeException e) {
-            // Never for the store's sake (the guard skips on its failures); whatever it was, each
-            // message is still claimed in its turn.
-            LogId.ONCE0516W.log(name(), e.getClass().getName());
-        }
     }
 
     // ---------------------------------------------------------------- ack and nack

@@ -1,8 +1,9 @@
 package dev.onceonly.spi;
 
 /**
- * A claim the guard took for a delivery before its guarded method was invoked, held by the
- * delivery's {@link Dispatch} until the guard uses it ({@link Handover#claimAhead}).
+ * A claim the guard took for a delivery before its guarded method was invoked for it (with the
+ * claim of a delivery before it, {@link Dispatch#claimAheadWith}), held by the delivery's
+ * {@link Dispatch} until the guard uses it.
  *
  * <p>The connector that asked for it calls {@link #abandon} when it settles the delivery (ack,
  * requeue, dead-letter, a channel that closed): a claim the guard used is then untouched, one it

@@ -1,7 +1,11 @@
 package dev.onceonly.spi;
 
+import java.util.List;
+
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
+
+import java.util.List;
 
 /**
  * One message on its way to a guarded method, and the place the guard reports its decision to.
@@ -54,7 +58,20 @@ public interface Dispatch {
     }
 
     /**
-     * Keeps a claim the guard took ahead for this message ({@link Handover#claimAhead}) until the
+     * The deliveries the connector will hand over to the same guarded method after this one and
+     * that hold no claim yet (see {@link #holdAheadClaim}), in order: the guard claims their keys
+     * together with this message's, in one round trip where the store can, so that they need no
+     * claim of their own (a connector's {@code claim-ahead}). A connector that offers them keeps each
+     * claim and abandons it when it settles the delivery.
+     *
+     * @return at most as many as the connector is configured to offer; empty by default
+     */
+    default List<? extends Dispatch> claimAheadWith() {
+        return List.of();
+    }
+
+    /**
+     * Keeps a claim the guard took ahead for this message (see {@link #claimAheadWith}) until the
      * guard asks for it with {@link #aheadClaim}. A dispatch that keeps it must call
      * {@link AheadClaim#abandon} when its message is settled.
      *

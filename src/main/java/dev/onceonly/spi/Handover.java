@@ -2,7 +2,6 @@ package dev.onceonly.spi;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -21,50 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 public class Handover {
 
     private final ConcurrentHashMap<Identity, Dispatch> posted = new ConcurrentHashMap<>();
-    private volatile AheadClaims aheadClaims = AheadClaims.NONE;
-
-    /**
-     * Takes claims ahead for the deliveries of a channel. Implemented by the guard; a connector
-     * calls it through {@link #claimAhead}.
-     */
-    @FunctionalInterface
-    public interface AheadClaims {
-        /** Takes none. */
-        AheadClaims NONE = (channel, dispatches) -> { };
-
-        /**
-         * Claims, in one round trip where the store can, the keys of those {@code dispatches} that
-         * hold no claim yet, and gives each claim to its dispatch ({@link Dispatch#holdAheadClaim}).
-         * Deliveries of channels without a guarded consumer, keys that cannot be derived, and a store
-         * that fails are skipped: each such message is claimed in its own turn as usual.
-         *
-         * @param channel    the Reactive Messaging channel the deliveries are for
-         * @param dispatches deliveries buffered for that channel, in the order they will be handed over
-         */
-        void claim(String channel, List<? extends Dispatch> dispatches);
-    }
-
-    /**
-     * Sets who takes claims ahead (the guard, at startup).
-     *
-     * @param claims the guard's implementation; {@link AheadClaims#NONE} to stop
-     */
-    public void claimAheadWith(AheadClaims claims) {
-        aheadClaims = claims;
-    }
-
-    /**
-     * Asks the guard to claim the keys of deliveries a connector has buffered, before it hands them
-     * over one by one: the claims of many messages then cost one round trip instead of one each. A
-     * connector that asks must keep each claim ({@link Dispatch#holdAheadClaim}) and abandon it when
-     * it settles the delivery. Never throws for the store's sake.
-     *
-     * @param channel    the channel the deliveries are for
-     * @param dispatches the deliveries, in the order they will be handed over
-     */
-    public void claimAhead(String channel, List<? extends Dispatch> dispatches) {
-        aheadClaims.claim(channel, dispatches);
-    }
 
     /**
      * Posts {@code dispatch} for the invocation that will receive {@code payload}.

@@ -135,8 +135,6 @@ public enum LogId {
      */
     ONCE0515W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' exists with other arguments than configured %s (%s); "
             + "it is used as it is: set them with a policy, or delete the queue to let it be declared"),
-    /** Claiming buffered deliveries ahead failed in an unexpected way (never for a store failure): each is claimed in its turn. */
-    ONCE0516W(Level.WARNING, "RabbitMQ channel '%s': claiming buffered deliveries ahead failed (%s); each is claimed in its turn"),
     /**
      * A delay queue could not be declared (or, with {@code declare=false}, found): failed deliveries
      * are held by the consumer for their backoff instead; tried again after a while.

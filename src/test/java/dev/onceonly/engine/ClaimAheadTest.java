@@ -60,7 +60,7 @@ class ClaimAheadTest {
     }
 
     @Test
-    void bufferedDeliveriesAreClaimedInOneCallAndThenGuardedWithoutAClaimOfTheirOwn() throws Exception {
+    void theDeliveriesBehindOneAreClaimedWithItInOneCallAndThenGuardedWithoutAClaimOfTheirOwn() throws Exception {
         List<RecordingDispatch> fresh = List.of(delivery("a"), delivery("b"), delivery("c"), delivery("d"));
         RecordingDispatch done = delivery("done-before");
         guard(delivery("done-before"));
@@ -68,24 +68,27 @@ class ClaimAheadTest {
         MessageKey held = key("held-by-another");
         memory.claim(held.storeKey(), "another", held.fingerprint(), Duration.ofSeconds(30));
         store.claims.set(0);
+        fresh.get(0).offerBehind(fresh.get(1), done, busy, fresh.get(2), fresh.get(3));
 
-        engine.claimAhead(settings, List.of(fresh.get(0), fresh.get(1), done, busy, fresh.get(2), fresh.get(3)));
+        assertEquals("ran-2", guard(fresh.get(0)));
 
-        assertEquals(1, store.batches.get(), "one call to the store");
-        for (RecordingDispatch d : fresh) {
+        assertEquals(1, store.batches.get(), "one call to the store, for the first and the five behind it");
+        assertEquals(0, store.claims.get(), "and no claim of its own");
+        for (RecordingDispatch d : fresh.subList(1, 4)) {
             assertNotNull(d.aheadClaim(), "an acquired claim is kept by its delivery");
             assertEquals(ClaimState.IN_PROGRESS, probe(d).state(), "held while the delivery waits");
         }
         assertNotNull(done.aheadClaim(), "a done answer is kept too: the duplicate needs no round trip");
         assertNull(busy.aheadClaim(), "an in-progress answer may be over by the message's turn: not kept");
 
-        for (RecordingDispatch d : fresh) {
+        for (RecordingDispatch d : fresh.subList(1, 4)) {
             guard(d);
         }
         assertNull(guard(done));
         assertThrows(MessageRefusedException.class, () -> guard(busy));
 
         assertEquals(1, store.claims.get(), "only the message held by another claimed in its turn");
+        assertEquals(1, store.batches.get());
         assertEquals(5, runs.get(), "the four, and the one done before");
         assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED,
                 Outcome.DUPLICATE, Outcome.BUSY), outcomes().subList(1, 7));
@@ -100,22 +103,26 @@ class ClaimAheadTest {
     /** A delivery settled without being guarded (requeued at stop, its channel closed) gives its claim back. */
     @Test
     void aClaimWhoseDeliveryIsSettledUnguardedIsReleased() throws Exception {
+        RecordingDispatch first = delivery("first");
         RecordingDispatch waiting = delivery("never-handed-over");
-        engine.claimAhead(settings, List.of(waiting));
+        first.offerBehind(waiting);
+        guard(first);
         assertEquals(ClaimState.IN_PROGRESS, probe(waiting).state());
 
         waiting.settle();
 
-        assertEquals(ClaimResult.ACQUIRED, memory.claim(key("never-handed-over").storeKey(), "redelivered-elsewhere", "", Duration.ofSeconds(30)),
-                "a redelivery elsewhere finds the key free, not BUSY until the lease ends");
+        assertEquals(ClaimResult.ACQUIRED, memory.claim(key("never-handed-over").storeKey(), "redelivered-elsewhere", "",
+                Duration.ofSeconds(30)), "a redelivery elsewhere finds the key free, not BUSY until the lease ends");
     }
 
     /** The fencing of any claim: one the sweep found lost is not used; the guard claims in the message's turn. */
     @Test
     void aClaimLostWhileItsDeliveryWaitedIsNotUsed() throws Exception {
         ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(600)); // the sweep every 100 ms
+        RecordingDispatch first = delivery("first-short");
         RecordingDispatch waiting = delivery("lost-meanwhile");
-        engine.claimAhead(shortLease, List.of(waiting));
+        first.offerBehind(waiting);
+        guard(shortLease, first);
         clock.advance(Duration.ofSeconds(1)); // the lease ran out (a pause, a failover)
         MessageKey k = key("lost-meanwhile");
         assertEquals(ClaimResult.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)));
@@ -127,27 +134,42 @@ class ClaimAheadTest {
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(shortLease, waiting));
 
         assertEquals(Outcome.BUSY, e.outcome(), "claimed in its turn, and found held by the other holder");
-        assertEquals(0, runs.get());
+        assertEquals(1, runs.get(), "only the first ran");
     }
 
     /** A store that fails the batch leaves nothing held by it: each message is claimed in its turn. */
     @Test
     void aFailedBatchIsReleasedAndEachMessageClaimsInItsTurn() throws Exception {
         store.failNextBatch.set(true);
-        RecordingDispatch d = delivery("store-hiccup");
-        engine.claimAhead(settings, List.of(d));
+        RecordingDispatch first = delivery("store-hiccup");
+        RecordingDispatch behind = delivery("behind-the-hiccup");
+        first.offerBehind(behind);
 
-        assertNull(d.aheadClaim());
-        assertEquals("ran-1", guard(d));
-        assertEquals(1, store.claims.get());
+        assertEquals("ran-1", guard(first));
+
+        assertNull(behind.aheadClaim());
+        assertEquals(1, store.claims.get(), "the first claimed in its turn after the failed batch");
+        assertEquals("ran-2", guard(behind));
     }
 
     /** A dispatch that keeps no claim ({@link Dispatch#of}) must not leave one held until its lease ends. */
     @Test
     void aClaimItsDispatchDoesNotKeepIsGivenBackAtOnce() throws Exception {
-        Dispatch plain = Dispatch.of(view("plain"));
-        engine.claimAhead(settings, List.of(plain));
+        RecordingDispatch first = delivery("first-plain");
+        first.offerBehind(Dispatch.of(view("plain")));
+        guard(first);
         assertEquals(ClaimResult.ACQUIRED, memory.claim(key("plain").storeKey(), "someone", "", Duration.ofSeconds(30)));
+    }
+
+    /** With an @IdempotencyKey argument the keys of the deliveries behind cannot be derived: no batch. */
+    @Test
+    void aCallKeyedOnItsArgumentClaimsAlone() throws Exception {
+        RecordingDispatch first = delivery("keyed-first");
+        RecordingDispatch behind = delivery("keyed-behind");
+        first.offerBehind(behind);
+        engine.guard(Settings.withKey(settings, KeyStrategy.PARAMETER, false), first, "order-7", () -> "ran");
+        assertEquals(0, store.batches.get());
+        assertNull(behind.aheadClaim());
     }
 
     // ---- helpers ----

@@ -19,6 +19,7 @@ import org.reactivestreams.Subscription;
 
 import java.time.Duration;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -111,38 +112,39 @@ class InboundChannelTest {
     }
 
     /**
-     * claim-ahead: before the first buffered delivery is handed over, it and those behind it (up to
-     * claim-ahead) go to the guard in one batch; each claim is abandoned when its delivery is settled,
-     * whether the application got it (acked) or not (requeued at stop).
+     * claim-ahead: Reactive Messaging may take many deliveries at once; the guard, guarding one of
+     * them, is offered those handed over after it that hold no claim (up to claim-ahead − 1), and
+     * each claim it leaves with a delivery is abandoned when that delivery is settled, whether the
+     * guard used it (acked) or not (requeued at stop).
      */
     @Test
-    void bufferedDeliveriesAreOfferedToClaimAheadInOneBatchAndAbandonedWhenSettled() throws Exception {
-        List<String> channels = new CopyOnWriteArrayList<>();
-        List<List<String>> batches = new CopyOnWriteArrayList<>();
+    void deliveriesHandedOverBehindOneAreOfferedForClaimAheadAndAbandonedWhenSettled() throws Exception {
         List<String> abandoned = new CopyOnWriteArrayList<>();
-        handover.claimAheadWith((name, dispatches) -> {
-            channels.add(name);
-            batches.add(dispatches.stream().map(InboundChannelTest::body).toList());
-            dispatches.forEach(d -> d.holdAheadClaim(() -> abandoned.add(body(d))));
-        });
         for (int i = 1; i <= 5; i++) {
             rabbit.publish("", queue, "m" + i);
         }
-        await("five deliveries buffered (prefetch 5)", LIMIT, () -> TestRabbit.unacknowledged(queue), n -> n == 5);
+        probe.request(5);
+        List<Message<?>> handed = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            handed.add(probe.next());
+        }
+        Dispatch first = handover.take(handed.get(0).getPayload());
 
-        probe.request(1);
-        probe.next().ack().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        List<? extends Dispatch> behind = first.claimAheadWith();
 
-        assertEquals(List.of("unit"), channels);
-        assertEquals(List.of(List.of("m1", "m2", "m3", "m4")), batches, "the first and the three behind it (claim-ahead 4)");
+        assertEquals(List.of("m2", "m3", "m4"), behind.stream().map(InboundChannelTest::body).toList(),
+                "those handed over after it, at most claim-ahead - 1 (claim-ahead 4)");
+        first.holdAheadClaim(() -> abandoned.add("m1"));
+        behind.forEach(d -> d.holdAheadClaim(() -> abandoned.add(body(d))));
+        assertEquals(List.of("m5"), handover.take(handed.get(1).getPayload()).claimAheadWith().stream().map(InboundChannelTest::body).toList(),
+                "deliveries holding a claim are not offered again");
+
+        handed.get(0).ack().toCompletableFuture().get(20, TimeUnit.SECONDS);
         assertEquals(List.of("m1"), abandoned, "m1 settled (acked): its claim is given back to the guard, which used it");
-        probe.request(1);
-        assertEquals("m2", probe.next().getPayload());
-        assertEquals(1, batches.size(), "m2 holds its claim: no batch for it");
-
-        channel.stopConsuming(); // m3, m4, m5 were never handed over: requeued
-        assertEquals(List.of("m1", "m3", "m4"), abandoned.stream().sorted().toList(),
-                "the unused claims of requeued deliveries are released; m5 had none, m2 is still being processed");
+        channel.stopConsuming();
+        channel.drainAndClose(); // m2 to m5 were never acked: requeued after the drain timeout
+        assertEquals(List.of("m1", "m2", "m3", "m4"), abandoned.stream().sorted().toList(),
+                "the claims of requeued deliveries are abandoned (released); m5 held none");
     }
 
     private static String body(Dispatch d) {

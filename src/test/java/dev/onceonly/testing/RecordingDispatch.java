@@ -18,6 +18,7 @@ public final class RecordingDispatch implements Dispatch {
     private final MessageTracing tracing;
     private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
     private volatile AheadClaim aheadClaim;
+    private volatile List<Dispatch> behind = List.of();
 
     public RecordingDispatch(MessageView message) {
         this(message, false);
@@ -48,6 +49,17 @@ public final class RecordingDispatch implements Dispatch {
     @Override
     public MessageView message() {
         return message;
+    }
+
+    /** The deliveries a connector would hand over after this one ({@link #claimAheadWith}). */
+    public void offerBehind(Dispatch... behind) {
+        this.behind = List.of(behind);
+    }
+
+    /** As a connector's line: those offered that hold no claim yet. */
+    @Override
+    public List<? extends Dispatch> claimAheadWith() {
+        return behind.stream().filter(d -> d.aheadClaim() == null).toList();
     }
 
     /** Keeps a claim taken ahead, as a connector's delivery does; {@link #settle} gives it back. */
