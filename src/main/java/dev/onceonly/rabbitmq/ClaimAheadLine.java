@@ -7,17 +7,16 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The deliveries of one consuming channel handed to the application and not yet settled, in the
- * order they were handed over ({@code claim-ahead}). Reactive Messaging may take many deliveries at
- * once and queue them itself, so this, not the connector's own buffer, is where the deliveries that
- * will be guarded next are known. When the guard asks for the deliveries behind one
+ * The deliveries of one consuming channel received and not yet settled, in the order they arrived
+ * ({@code claim-ahead}): buffered ones, and those handed to the application (Reactive Messaging may
+ * take several and queue them itself). When the guard asks for the deliveries behind one
  * ({@link Delivery#claimAheadWith}), it gets up to {@code claim-ahead − 1} of them that hold no claim
  * yet, and claims their keys in the same round trip as that one's.
  */
 final class ClaimAheadLine {
 
     private final int claimAhead;
-    private final ConcurrentLinkedQueue<Delivery> handedOver = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Delivery> line = new ConcurrentLinkedQueue<>();
     private final AtomicLong sequence = new AtomicLong();
 
     /** @param claimAhead how many deliveries one claim takes, the asking one included; at least 2 */
@@ -25,21 +24,21 @@ final class ClaimAheadLine {
         this.claimAhead = claimAhead;
     }
 
-    /** The delivery is being handed to the application: it joins the line. */
-    void handedOver(Delivery d) {
+    /** A delivery was received (it will be handed over in this order): it joins the line. */
+    void received(Delivery d) {
         d.joinLine(this, sequence.incrementAndGet());
-        handedOver.add(d);
+        line.add(d);
     }
 
     /**
-     * {@return the deliveries handed over after {@code d}, not settled, on the same AMQP channel
+     * {@return the deliveries received after {@code d}, not settled, on the same AMQP channel
      * generation, holding no claim; at most {@code claim-ahead − 1}} Settled ones are dropped from the
      * line on the way: the guard asks for every delivery, so the line stays as short as the
      * deliveries in flight.
      */
     List<Delivery> behind(Delivery d) {
         List<Delivery> behind = new ArrayList<>(claimAhead - 1);
-        for (Iterator<Delivery> it = handedOver.iterator(); it.hasNext(); ) {
+        for (Iterator<Delivery> it = line.iterator(); it.hasNext(); ) {
             Delivery e = it.next();
             if (e.isSettled()) {
                 it.remove();

@@ -71,7 +71,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     /** Whether a requeue raises the broker's delivery count (quorum queues; also found out at runtime). */
     private volatile boolean requeueCounts;
     private final Queue<IncomingRabbitMessage<Object>> buffered = new ConcurrentLinkedQueue<>();
-    /** With claim-ahead (at least 2): the deliveries handed over, whose keys the guard claims together; else null. */
+    /** With claim-ahead (at least 2): the deliveries received and not settled, whose keys the guard claims together; else null. */
     private final ClaimAheadLine aheadLine;
     private final AtomicLong requested = new AtomicLong();
     private final AtomicInteger emitting = new AtomicInteger();
@@ -150,8 +150,24 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                             + "(forged, or instances with different copy-signing-key)", null, ""));
             return;
         }
+        if (aheadLine != null) {
+            aheadLine.received(d);
+        }
         buffered.offer(new IncomingRabbitMessage<>(d.payload, d, this));
-        emit();
+        if (aheadLine == null) {
+            emit();
+        } else if (emitting.getAndIncrement() == 0) {
+            // Handed over on another thread, so that this one (amqp-client's dispatch of this channel,
+            // one delivery at a time) goes on receiving while the application works: the deliveries
+            // that arrive meanwhile wait in the buffer, where the guard can claim their keys with the
+            // key of the one it is guarding (claim-ahead). Inline, each delivery would be handled
+            // before the next one was even received, and nothing would ever be behind it.
+            try {
+                resources.executor().execute(this::drain);
+            } catch (RejectedExecutionException e) {
+                drain(); // stopping: the loop sees it and hands nothing over
+            }
+        }
     }
 
     /** Emits buffered deliveries while there is demand; one thread at a time, never re-entrant. */
@@ -159,6 +175,11 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         if (emitting.getAndIncrement() != 0) {
             return;
         }
+        drain();
+    }
+
+    /** The emitting loop, entered by the one thread that took {@link #emitting} from zero. */
+    private void drain() {
         int missed = 1;
         do {
             long wanted = requested.get();
@@ -172,9 +193,6 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 if (d.isStale()) {
                     settlement.forget(d); // the broker requeued it when its channel closed: someone gets it again
                     continue;
-                }
-                if (aheadLine != null) {
-                    aheadLine.handedOver(d);
                 }
                 d.stage = Delivery.Stage.PROCESSING;
                 // Withdrawn when the delivery is settled, so the board holds only deliveries in flight.

@@ -112,13 +112,13 @@ class InboundChannelTest {
     }
 
     /**
-     * claim-ahead: Reactive Messaging may take many deliveries at once; the guard, guarding one of
-     * them, is offered those handed over after it that hold no claim (up to claim-ahead − 1), and
+     * claim-ahead: the guard, guarding one delivery, is offered those received after it (buffered,
+     * or handed over and queued by Reactive Messaging) that hold no claim (up to claim-ahead − 1), and
      * each claim it leaves with a delivery is abandoned when that delivery is settled, whether the
      * guard used it (acked) or not (requeued at stop).
      */
     @Test
-    void deliveriesHandedOverBehindOneAreOfferedForClaimAheadAndAbandonedWhenSettled() throws Exception {
+    void deliveriesReceivedBehindOneAreOfferedForClaimAheadAndAbandonedWhenSettled() throws Exception {
         List<String> abandoned = new CopyOnWriteArrayList<>();
         for (int i = 1; i <= 5; i++) {
             rabbit.publish("", queue, "m" + i);
@@ -133,7 +133,7 @@ class InboundChannelTest {
         List<? extends Dispatch> behind = first.claimAheadWith();
 
         assertEquals(List.of("m2", "m3", "m4"), behind.stream().map(InboundChannelTest::body).toList(),
-                "those handed over after it, at most claim-ahead - 1 (claim-ahead 4)");
+                "those received after it, at most claim-ahead - 1 (claim-ahead 4)");
         first.holdAheadClaim(() -> abandoned.add("m1"));
         behind.forEach(d -> d.holdAheadClaim(() -> abandoned.add(body(d))));
         assertEquals(List.of("m5"), handover.take(handed.get(1).getPayload()).claimAheadWith().stream().map(InboundChannelTest::body).toList(),
