@@ -5,6 +5,7 @@ import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.jms.JmsMessageView;
+import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
@@ -13,6 +14,8 @@ import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
+
+import java.util.List;
 
 /**
  * Thin adapter from CDI to {@link dev.onceonly.engine.GuardEngine}. Its priority puts it OUTSIDE
@@ -105,6 +108,28 @@ public class IdempotentMessageInterceptor {
         @Override
         public boolean settlesFromDecision() {
             return true;
+        }
+
+        // Claims taken ahead belong to the connector's deliveries: a wrapper that kept them would
+        // hide them from the guard, and from the connector that abandons them.
+        @Override
+        public List<? extends Dispatch> claimAheadWith() {
+            return connector.claimAheadWith();
+        }
+
+        @Override
+        public void holdAheadClaim(AheadClaim claim) {
+            connector.holdAheadClaim(claim);
+        }
+
+        @Override
+        public AheadClaim aheadClaim() {
+            return connector.aheadClaim();
+        }
+
+        @Override
+        public MessageTracing.Span process() {
+            return connector.process();
         }
 
         boolean refused() {
