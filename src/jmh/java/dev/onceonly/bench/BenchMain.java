@@ -143,11 +143,11 @@ public final class BenchMain {
             redis(t, "4", "claim of a DONE message (duplicate), p50", "RedisRoundTripBenchmark.claimDuplicate", 1.1);
             redis(t, "-", "whole guarded 1 KB message on Redis, p50", GUARD_REDIS, Double.NaN);
             for (int size : new int[] {1, 4, 16}) {
-                batch(t, "8", "claimAll of " + size + " fresh keys, p50", "RedisRoundTripBenchmark.claimAllFresh:" + size, size,
+                batch(t, "8", "claimAll of " + size + " fresh key" + (size == 1 ? "" : "s") + ", p50", "RedisRoundTripBenchmark.claimAllFresh:" + size, size,
                         size == 16 ? 0.3 : Double.NaN);
             }
             for (int size : new int[] {1, 4, 16}) {
-                batch(t, "9", "completeAll of " + size + " held keys, p50", "RedisRoundTripBenchmark.completeAllHeld:" + size, size,
+                batch(t, "9", "completeAll of " + size + " held key" + (size == 1 ? "" : "s") + ", p50", "RedisRoundTripBenchmark.completeAllHeld:" + size, size,
                         Double.NaN);
             }
             engine(t, "5", "engine + in-memory store, 1 KB", "EngineBenchmark.guardFreshMessage:1024:memory", 5_000);
