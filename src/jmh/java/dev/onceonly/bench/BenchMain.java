@@ -142,6 +142,14 @@ public final class BenchMain {
             redis(t, "3", "claim + complete, fresh message, p50", "RedisRoundTripBenchmark.claimAndComplete", 2.2);
             redis(t, "4", "claim of a DONE message (duplicate), p50", "RedisRoundTripBenchmark.claimDuplicate", 1.1);
             redis(t, "-", "whole guarded 1 KB message on Redis, p50", GUARD_REDIS, Double.NaN);
+            for (int size : new int[] {1, 4, 16}) {
+                batch(t, "8", "claimAll of " + size + " fresh key" + (size == 1 ? "" : "s") + ", p50", "RedisRoundTripBenchmark.claimAllFresh:" + size, size,
+                        size == 16 ? 0.3 : Double.NaN);
+            }
+            for (int size : new int[] {1, 4, 16}) {
+                batch(t, "9", "completeAll of " + size + " held key" + (size == 1 ? "" : "s") + ", p50", "RedisRoundTripBenchmark.completeAllHeld:" + size, size,
+                        Double.NaN);
+            }
             engine(t, "5", "engine + in-memory store, 1 KB", "EngineBenchmark.guardFreshMessage:1024:memory", 5_000);
             engine(t, "5", "engine alone (store keeps nothing), 1 KB", "EngineBenchmark.guardFreshMessage:1024:none", Double.NaN);
             engine(t, "5", "engine + in-memory store, 64 KB", "EngineBenchmark.guardFreshMessage:65536:memory", Double.NaN);
@@ -149,7 +157,8 @@ public final class BenchMain {
             allocation(t);
             memory(t);
             t.add("");
-            t.add("Redis rows: median (p50) of per-call samples; ratio = p50 / floor p50 within a round. Engine rows: "
+            t.add("Redis rows: median (p50) of per-call samples; ratio = p50 / floor p50 within a round (rows 8 and 9: "
+                    + "per message, p50 / batch size / floor p50; CPU and allocation per call). Engine rows: "
                     + "wall-clock average and JVM CPU time (all threads) per message; the target is judged on CPU time.");
             peers(t);
             return String.join("\n", t) + "\n";
@@ -164,6 +173,25 @@ public final class BenchMain {
             double med = median(ratio);
             t.add(String.format(Locale.ROOT, "| %s | %s | %.1f us %s | %.2fx %s | %s | %s | %.1f us | %.0f B |",
                     n, what, median(p50), list(p50, "%.1f"), med, list(ratio, "%.2f"),
+                    Double.isNaN(target) ? "" : "<= " + target + "x", Double.isNaN(target) ? "" : verdict(med <= target),
+                    median(values(label, r -> secondary(r, "cpu.time.norm"))) / 1000,
+                    median(values(label, r -> secondary(r, "gc.alloc.rate.norm")))));
+        }
+
+        /**
+         * A batch call of {@code size} messages: p50 per call and per message (over {@code size}), and
+         * the per-message ratio to the floor's p50 within a round. CPU and allocation are per call.
+         */
+        private void batch(List<String> t, String n, String what, String label, int size, double target) {
+            ToDoubleFunction<RunResult> p50 = r -> r.getPrimaryResult().getStatistics().getPercentile(50);
+            List<Double> perCall = values(label, p50);
+            if (perCall.isEmpty()) {
+                return;
+            }
+            List<Double> ratio = ratios(label, FLOOR, p50).stream().map(x -> x / size).toList();
+            double med = median(ratio);
+            t.add(String.format(Locale.ROOT, "| %s | %s | %.1f us per call %s = %.2f us per message | %.2fx %s per message | %s | %s | %.1f us | %.0f B |",
+                    n, what, median(perCall), list(perCall, "%.1f"), median(perCall) / size, med, list(ratio, "%.2f"),
                     Double.isNaN(target) ? "" : "<= " + target + "x", Double.isNaN(target) ? "" : verdict(med <= target),
                     median(values(label, r -> secondary(r, "cpu.time.norm"))) / 1000,
                     median(values(label, r -> secondary(r, "gc.alloc.rate.norm")))));

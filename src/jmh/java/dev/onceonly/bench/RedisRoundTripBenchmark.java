@@ -3,12 +3,15 @@ package dev.onceonly.bench;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore.ClaimRequest;
+import dev.onceonly.spi.ClaimStore.CompleteRequest;
 import dev.onceonly.spi.HolderResult;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -17,7 +20,9 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.params.SetParams;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -106,6 +111,48 @@ public class RedisRoundTripBenchmark {
         }
     }
 
+    /** How many fresh keys one {@code claimAll} call claims; the per-message cost is the call's over it. */
+    @State(Scope.Thread)
+    public static class ClaimBatch {
+        @Param({"1", "4", "16"})
+        public int batch;
+
+        List<ClaimRequest> next(FreshKeys keys) {
+            List<ClaimRequest> requests = new ArrayList<>(batch);
+            for (int i = 0; i < batch; i++) {
+                requests.add(new ClaimRequest(keys.next(), TOKEN, "", LEASE));
+            }
+            return requests;
+        }
+    }
+
+    /**
+     * {@code batch} fresh keys claimed before each {@code completeAll} call, in one claimAll (one
+     * round trip, not measured), and the completions of them the call is given.
+     */
+    @State(Scope.Thread)
+    public static class HeldBatch {
+        @Param({"1", "4", "16"})
+        public int batch;
+        List<CompleteRequest> completions;
+
+        @Setup(Level.Invocation)
+        public void claim(Redis redis, FreshKeys keys) {
+            List<ClaimRequest> claims = new ArrayList<>(batch);
+            completions = new ArrayList<>(batch);
+            for (int i = 0; i < batch; i++) {
+                String key = keys.next();
+                claims.add(new ClaimRequest(key, TOKEN, "", LEASE));
+                completions.add(new CompleteRequest(key, TOKEN, "", RETENTION));
+            }
+            for (ClaimResult r : redis.store.claimAll(claims)) {
+                if (r != ClaimResult.ACQUIRED) {
+                    throw new IllegalStateException("a fresh key was not acquired: " + r);
+                }
+            }
+        }
+    }
+
     /** A guard engine on the Redis store, for the whole guarded message. */
     @State(Scope.Thread)
     public static class GuardOnRedis {
@@ -175,6 +222,24 @@ public class RedisRoundTripBenchmark {
     @Benchmark
     public ClaimResult claimFresh(Redis redis, FreshKeys keys) {
         return redis.store.claim(keys.next(), TOKEN, "", LEASE);
+    }
+
+    /**
+     * Claims of {@code batch} fresh messages taken together (a consumer's buffered deliveries): one
+     * {@code claimAll}, one pipelined round trip of native claims. Per message: the time over {@code batch}.
+     */
+    @Benchmark
+    public List<ClaimResult> claimAllFresh(Redis redis, FreshKeys keys, ClaimBatch batch) {
+        return redis.store.claimAll(batch.next(keys));
+    }
+
+    /**
+     * Completions of {@code batch} held messages taken together: one {@code completeAll}, one
+     * pipelined round trip of completion scripts. Per message: the time over {@code batch}.
+     */
+    @Benchmark
+    public List<HolderResult> completeAllHeld(Redis redis, HeldBatch held) {
+        return redis.store.completeAll(held.completions);
     }
 
     /** Claim then complete of a fresh message: the two round trips of a processed message. */

@@ -33,6 +33,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -75,6 +77,16 @@ import java.util.function.UnaryOperator;
  * (ONCE0109W, at most once a minute). Claims are not waited for: a claim lost in a fail-over lets a
  * concurrent copy run too, which only the ledger can stop in any case, and a claim lives for one
  * lease; a completion is what stops copies for the whole retention.
+ *
+ * <h2>Batches</h2>
+ * {@link #claimAll} and {@link #completeAll} send their commands pipelined on one connection to the
+ * master (standalone, Sentinel): the same commands as the single calls, one round trip for up to
+ * {@link #MAX_ROUND} keys, with {@code completeAll}'s one {@code WAIT} after the last completion.
+ * Each reply is read as the single call reads it. A key whose command Redis refused (NOSCRIPT, the
+ * native claim refused, anything else) is sent again on its own as the single call's attempt would
+ * be; a round whose connection was lost is sent again whole, as the single calls are. In a cluster,
+ * and with any client that is not a {@link RedisClient} or {@link RedisSentinelClient}, batches are
+ * the single calls one after the other.
  */
 public final class RedisClaimStore implements ClaimStore {
 
@@ -122,7 +134,16 @@ public final class RedisClaimStore implements ClaimStore {
     private static final Script RELEASE_SCRIPT = Script.of(RELEASE);
     private static final Script EXTEND_SCRIPT = Script.of(EXTEND);
 
+    /** Commands one round trip of a batch carries at most; a longer batch takes several. */
+    static final int MAX_ROUND = 256;
+
     private final UnifiedJedis redis;
+    /**
+     * Whether batches are pipelined: only where {@link UnifiedJedis#pipelined()} is one connection to
+     * the one master. A cluster's keys live on several masters, and a command redirected in a
+     * pipeline would leave the commands after it on the wrong node: there, a batch is single calls.
+     */
+    private final boolean pipelinesBatches;
     /**
      * Whether a claim is tried as the native {@code SET NX PX GET}: true unless configured off, until
      * Redis refused it once (a server before 7.0); then false for the store's life.
@@ -201,6 +222,7 @@ public final class RedisClaimStore implements ClaimStore {
         this.waitReplicas = waitReplicas;
         this.waitTimeoutMillis = waitTimeout.toMillis();
         this.nativeClaim = nativeClaim == RedisSettings.NativeClaim.AUTO;
+        this.pipelinesBatches = redis instanceof RedisClient || redis instanceof RedisSentinelClient;
     }
 
     /**
@@ -292,7 +314,17 @@ public final class RedisClaimStore implements ClaimStore {
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         String claim = inProgress(token, fingerprint);
         long leaseMillis = lease.toMillis();
-        String value = (String) call("claim", UnaryOperator.identity(), () -> claimOnce(key, claim, leaseMillis));
+        return claimed(call("claim", UnaryOperator.identity(), () -> claimOnce(key, claim, leaseMillis)), token);
+    }
+
+    /**
+     * What a claim answers, from the value its attempt found.
+     *
+     * @param found the value the key held (null: the attempt took it)
+     * @param token the claim's token
+     */
+    private ClaimResult claimed(Object found, String token) {
+        String value = (String) found;
         if (value == null) {
             return ClaimResult.ACQUIRED;
         }
@@ -333,23 +365,51 @@ public final class RedisClaimStore implements ClaimStore {
 
     /** {@link #complete}, telling also whether the replicas acknowledged it (tests measure the window with it). */
     Completion completeReplicated(String key, String token, String fingerprint, Duration retention) {
-        String done = fingerprint.isEmpty() ? DONE_WITHOUT_FINGERPRINT : "D" + fingerprint;
+        String[] keyAndArgs = completeArgs(key, token, fingerprint, retention);
         // replicas[0]: what WAIT answered after the attempt whose script changed the key, else -1.
         int[] replicas = {-1};
-        Function<String[], Object> run = waitReplicas == 0
-                ? keyAndArgs -> evalsha(COMPLETE_SCRIPT, key, keyAndArgs)
-                : keyAndArgs -> evalshaThenWait(COMPLETE_SCRIPT, key, keyAndArgs, replicas);
-        // A retry after a lost reply finds the key already done, most likely by the first attempt:
-        // that is the holder's own completion, not a lost lease (else a false ONCE0103W). Whether
-        // that first write reached the replicas is then unknown: replicas stays -1, unconfirmed.
-        String[] keyAndArgs = {key, holderPrefix(token), done, Long.toString(retention.toMillis())};
-        HolderResult result = holder(call("complete", reply -> isApplied(reply) || !done.equals(redis.get(key)) ? reply : APPLIED,
-                () -> run.apply(keyAndArgs)));
-        boolean confirmed = waitReplicas > 0 && replicas[0] >= waitReplicas;
-        if (waitReplicas > 0 && result == HolderResult.APPLIED && !confirmed) {
-            unconfirmed(replicas[0]);
+        return completion(call("complete", reply -> ownCompletion(reply, keyAndArgs),
+                () -> completeOnce(keyAndArgs, replicas)), replicas[0]);
+    }
+
+    /** The complete script's key and arguments: key, holder prefix, done value, retention in ms. */
+    private static String[] completeArgs(String key, String token, String fingerprint, Duration retention) {
+        String done = fingerprint.isEmpty() ? DONE_WITHOUT_FINGERPRINT : "D" + fingerprint;
+        return new String[] {key, holderPrefix(token), done, Long.toString(retention.toMillis())};
+    }
+
+    /**
+     * One attempt of a completion on its own: the script, and WAIT after it on the same connection
+     * when configured.
+     *
+     * @param replicas receives WAIT's answer when the script changed the key, else -1
+     */
+    private Object completeOnce(String[] keyAndArgs, int[] replicas) {
+        if (waitReplicas == 0) {
+            replicas[0] = -1;
+            return evalsha(COMPLETE_SCRIPT, keyAndArgs[0], keyAndArgs);
         }
-        return new Completion(result, replicas[0], confirmed);
+        return evalshaThenWait(COMPLETE_SCRIPT, keyAndArgs[0], keyAndArgs, replicas);
+    }
+
+    /**
+     * The reply of a completion retried after a lost reply. The retry finds the key already done,
+     * most likely by the first attempt: that is the holder's own completion, not a lost lease (else a
+     * false ONCE0103W). Whether that first write reached the replicas is then unknown: the retry left
+     * its replicas at -1, unconfirmed.
+     */
+    private Object ownCompletion(Object reply, String[] keyAndArgs) {
+        return isApplied(reply) || !keyAndArgs[2].equals(redis.get(keyAndArgs[0])) ? reply : APPLIED;
+    }
+
+    /** A completion's outcome from its reply and WAIT's answer; counts and logs one that replicas did not confirm. */
+    private Completion completion(Object reply, int replicas) {
+        HolderResult result = holder(reply);
+        boolean confirmed = waitReplicas > 0 && replicas >= waitReplicas;
+        if (waitReplicas > 0 && result == HolderResult.APPLIED && !confirmed) {
+            unconfirmed(replicas);
+        }
+        return new Completion(result, replicas, confirmed);
     }
 
     /**
@@ -383,6 +443,165 @@ public final class RedisClaimStore implements ClaimStore {
     public HolderResult extend(String key, String token, Duration lease) {
         return holder(script(EXTEND_SCRIPT, "extend", UnaryOperator.identity(), key, holderPrefix(token),
                 Long.toString(lease.toMillis())));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Standalone and Sentinel: one pipelined round trip of the claims' commands per {@link #MAX_ROUND}
+     * keys (see the class comment). Cluster: {@link #claim} for each request.
+     */
+    @Override
+    public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
+        if (!pipelinesBatches) {
+            // Each claim goes to its key's master and follows MOVED/ASK on its own: safe on any topology.
+            return ClaimStore.super.claimAll(requests);
+        }
+        List<ClaimResult> results = new ArrayList<>(requests.size());
+        for (List<ClaimRequest> round : rounds(requests, ClaimRequest::key)) {
+            // A round whose connection was lost is sent again whole (see call): every claim of the
+            // first attempt that took its key is recognised by its own token, as claim does.
+            List<Object> found = call("claim", UnaryOperator.identity(), () -> claimRound(round));
+            for (int i = 0; i < round.size(); i++) {
+                results.add(claimed(found.get(i), round.get(i).token()));
+            }
+        }
+        return results;
+    }
+
+    /** One attempt of a round of claims, pipelined: the value each found (null where it took the key), in order. */
+    private List<Object> claimRound(List<ClaimRequest> round) {
+        boolean byScript = !nativeClaim;
+        List<Response<?>> sent = new ArrayList<>(round.size());
+        try (Pipeline p = pipeline()) {
+            for (ClaimRequest r : round) {
+                String claim = inProgress(r.token(), r.fingerprint());
+                long lease = r.lease().toMillis();
+                sent.add(byScript ? p.evalsha(CLAIM_SCRIPT.sha, 1, r.key(), claim, Long.toString(lease))
+                        : p.setGet(r.key(), claim, SetParams.setParams().nx().px(lease)));
+            }
+            p.sync();
+        }
+        List<Object> found = new ArrayList<>(round.size());
+        for (int i = 0; i < round.size(); i++) {
+            ClaimRequest r = round.get(i);
+            try {
+                found.add(sent.get(i).get());
+            } catch (JedisDataException e) {
+                // Redis refused this one command (NOSCRIPT, NX with GET before 7.0, ...) and wrote
+                // nothing for it: it is attempted again on its own, as claim's attempt does it (by
+                // source, by script), and what Redis refuses then fails the batch as it fails a
+                // claim. No other request of the round has this key (see rounds), so this later
+                // attempt overtakes none.
+                if (!byScript && refusesNxWithGet(e)) {
+                    claimByScriptFromNowOn();
+                }
+                found.add(claimOnce(r.key(), inProgress(r.token(), r.fingerprint()), r.lease().toMillis()));
+            }
+        }
+        return found;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Standalone and Sentinel: one pipelined round trip of the completion scripts per
+     * {@link #MAX_ROUND} keys, with {@code waitReplicas > 0} ONE {@code WAIT} after the last of them
+     * on the same connection, which counts the replicas that acknowledged every write before it.
+     * Completions the replicas did not confirm are counted and logged as {@link #complete} counts
+     * them. Cluster: {@link #complete} for each request.
+     */
+    @Override
+    public List<HolderResult> completeAll(List<CompleteRequest> requests) {
+        if (!pipelinesBatches) {
+            // Each completion goes to its key's master with its own WAIT there, following MOVED/ASK.
+            return ClaimStore.super.completeAll(requests);
+        }
+        List<HolderResult> results = new ArrayList<>(requests.size());
+        for (List<CompleteRequest> round : rounds(requests, CompleteRequest::key)) {
+            List<String[]> args = round.stream()
+                    .map(r -> completeArgs(r.key(), r.token(), r.fingerprint(), r.retention())).toList();
+            int[] replicas = new int[round.size()];
+            // A round whose connection was lost is sent again whole (see call); a key the retry finds
+            // done with its own done value was completed by the first attempt (see ownCompletion).
+            List<Object> replies = call("complete", retried -> ownCompletions(retried, args),
+                    () -> completeRound(args, replicas));
+            for (int i = 0; i < round.size(); i++) {
+                results.add(completion(replies.get(i), replicas[i]).result());
+            }
+        }
+        return results;
+    }
+
+    /**
+     * One attempt of a round of completions, pipelined, then WAIT when configured: each script's
+     * reply, in order.
+     *
+     * @param replicas receives for each completion WAIT's answer when its script changed the key, else -1
+     */
+    private List<Object> completeRound(List<String[]> args, int[] replicas) {
+        List<Response<Object>> sent = new ArrayList<>(args.size());
+        Response<Long> wait = null;
+        try (Pipeline p = pipeline()) {
+            for (String[] keyAndArgs : args) {
+                sent.add(p.evalsha(COMPLETE_SCRIPT.sha, 1, keyAndArgs));
+            }
+            if (waitReplicas > 0) {
+                wait = p.waitReplicas(waitReplicas, waitTimeoutMillis);
+            }
+            p.sync();
+        }
+        int acknowledged = wait == null ? -1 : acknowledged(wait);
+        List<Object> replies = new ArrayList<>(args.size());
+        for (int i = 0; i < args.size(); i++) {
+            try {
+                Object reply = sent.get(i).get();
+                replicas[i] = isApplied(reply) ? acknowledged : -1;
+                replies.add(reply);
+            } catch (JedisDataException e) {
+                // Redis refused this one script (NOSCRIPT, ...) and wrote nothing for it: it is
+                // attempted again on its own, as complete's attempt does it (by source, with its own
+                // WAIT), and what Redis refuses then fails the batch as it fails a completion. No
+                // other request of the round has this key (see rounds).
+                int[] own = {-1};
+                replies.add(completeOnce(args.get(i), own));
+                replicas[i] = own[0];
+            }
+        }
+        return replies;
+    }
+
+    private List<Object> ownCompletions(List<Object> retried, List<String[]> args) {
+        List<Object> replies = new ArrayList<>(retried.size());
+        for (int i = 0; i < retried.size(); i++) {
+            replies.add(ownCompletion(retried.get(i), args.get(i)));
+        }
+        return replies;
+    }
+
+    /**
+     * A batch cut into round trips of at most {@link #MAX_ROUND} requests with no key twice in one
+     * round: a key's next request goes in the next round, after the first has its answer. So a key
+     * requested twice is decided in request order even when one of its commands is sent again on its
+     * own after its round (a refused command, see {@link #claimRound}).
+     */
+    private static <R> List<List<R>> rounds(List<R> requests, Function<R, String> key) {
+        List<List<R>> rounds = new ArrayList<>();
+        Set<String> keys = new HashSet<>();
+        int from = 0;
+        for (int i = 0; i < requests.size(); i++) {
+            String k = key.apply(requests.get(i));
+            if (i - from == MAX_ROUND || !keys.add(k)) {
+                rounds.add(requests.subList(from, i));
+                keys.clear();
+                keys.add(k);
+                from = i;
+            }
+        }
+        if (from < requests.size()) {
+            rounds.add(requests.subList(from, requests.size()));
+        }
+        return rounds;
     }
 
     /**
@@ -446,7 +665,7 @@ public final class RedisClaimStore implements ClaimStore {
      *                       when the first attempt may have been applied without its reply arriving
      * @param attempt        one attempt of the command; run a second time after a lost connection
      */
-    private Object call(String operation, UnaryOperator<Object> afterLostReply, Supplier<Object> attempt) {
+    private <T> T call(String operation, UnaryOperator<T> afterLostReply, Supplier<T> attempt) {
         long quiet = quietUntil;
         if (quiet != 0 && quiet - System.nanoTime() > 0) {
             throw new ClaimStoreException(name(), operation,
@@ -474,7 +693,7 @@ public final class RedisClaimStore implements ClaimStore {
         }
     }
 
-    private Object answered(Object reply) {
+    private <T> T answered(T reply) {
         if (quietUntil != 0) {
             quietUntil = 0;
         }
@@ -591,7 +810,11 @@ public final class RedisClaimStore implements ClaimStore {
             }
             return new Pipeline(c, true);
         }
-        // Standalone and Sentinel: one pooled connection to the (current) master, returned on close.
+        return pipeline();
+    }
+
+    /** Standalone and Sentinel: a pipeline on one pooled connection to the (current) master, returned on close. */
+    private Pipeline pipeline() {
         return (Pipeline) redis.pipelined();
     }
 

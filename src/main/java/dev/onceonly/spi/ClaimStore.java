@@ -82,7 +82,8 @@ public interface ClaimStore extends AutoCloseable {
 
     /**
      * Claims several keys, each exactly as {@link #claim} would, in one round trip where the store
-     * can. Not atomic across keys: each key is decided on its own.
+     * can. Not atomic across keys: each key is decided on its own. A key requested more than once is
+     * decided in request order: its answers are those of as many {@link #claim} calls in a row.
      *
      * <p>When it throws, any of the keys may have been taken by its request's token. The caller
      * releases them ({@link #release} with a token that does not hold the key changes nothing, so
@@ -102,7 +103,8 @@ public interface ClaimStore extends AutoCloseable {
 
     /**
      * Completes several keys, each exactly as {@link #complete} would, in one round trip where the
-     * store can. Not atomic across keys.
+     * store can. Not atomic across keys. A key requested more than once is decided in request order,
+     * as by {@link #complete} calls in a row (after one applied, the others answer {@link HolderResult#NOT_HOLDER}).
      *
      * <p>When it throws, any of the keys may have been marked done. A caller that retries one of
      * them may then get {@link HolderResult#NOT_HOLDER} for a key that is done with its own

@@ -13,6 +13,7 @@ import redis.clients.jedis.RedisClient;
 
 import java.io.IOException;
 import java.net.URI;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -49,6 +50,31 @@ class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
             assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "fp", LEASE));
             assertEquals(ClaimResult.ACQUIRED, store.claim(prefix + "fallback2", "t1", "fp", LEASE));
             assertEquals(1, beforeSeven.refused() - refusedBefore, "asked natively once, then never again");
+            assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0110I")).count(), log.lines().toString());
+        }
+    }
+    /**
+     * A batch's first round meets the refusal once per key (the commands were sent together), is
+     * then claimed by the script, key by key, without asking natively again; later batches go by
+     * script at once. The switch is logged once.
+     */
+    @Test
+    void aBatchIsRefusedNativelyOnceAndThenClaimedByTheScript() {
+        int refusedBefore = beforeSeven.refused();
+        try (LogCapture log = new LogCapture()) {
+            List<ClaimStore.ClaimRequest> first = List.of(
+                    new ClaimStore.ClaimRequest(prefix + "b1", "t1", "fp1", LEASE),
+                    new ClaimStore.ClaimRequest(prefix + "b2", "t2", "fp2", LEASE),
+                    new ClaimStore.ClaimRequest(prefix + "b1", "t3", "fp3", LEASE),
+                    new ClaimStore.ClaimRequest(prefix + "b3", "t4", "fp4", LEASE));
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.ACQUIRED, ClaimResult.inProgress("fp1"), ClaimResult.ACQUIRED),
+                    store.claimAll(first));
+            assertEquals(2, beforeSeven.refused() - refusedBefore,
+                    "the first round's two claims, then none: the repeated key's round goes by script");
+            assertEquals(List.of(ClaimResult.inProgress("fp2"), ClaimResult.ACQUIRED), store.claimAll(List.of(
+                    new ClaimStore.ClaimRequest(prefix + "b2", "t5", "fp5", LEASE),
+                    new ClaimStore.ClaimRequest(prefix + "b4", "t6", "fp6", LEASE))));
+            assertEquals(2, beforeSeven.refused() - refusedBefore, "later batches by script at once");
             assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0110I")).count(), log.lines().toString());
         }
     }

@@ -1,6 +1,8 @@
 package dev.onceonly.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore.ClaimRequest;
+import dev.onceonly.spi.ClaimStore.CompleteRequest;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.PrivateRedis;
@@ -13,6 +15,8 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.RedisClient;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -260,6 +264,121 @@ class RedisClaimStoreBehaviourTest {
                 String other = prefix + "lost-reply-other";
                 store.claim(other, "t9", "fp", Duration.ofSeconds(30));
                 assertEquals(dev.onceonly.spi.HolderResult.NOT_HOLDER, store.complete(other, "t1", "fp", Duration.ofHours(1)));
+            }
+        }
+    }
+
+    /**
+     * A batch is the single calls' commands, one per key, in one round trip: claimAll of 16 fresh
+     * keys is 16 commands, completeAll of them 16 scripts and, with wait-replicas, ONE WAIT after
+     * them; an empty batch sends nothing. Counted on the wire by a proxy in front of a Redis of the test's own. On
+     * that server, with no replica, WAIT answers 0 after its timeout: every applied completion of the
+     * batch is counted unconfirmed (and only those), and the batch waited once, not once per key.
+     */
+    @Test
+    void aBatchIsOneCommandPerKeyAndOneWaitInOneRoundTrip() throws Exception {
+        try (PrivateRedis own = new PrivateRedis(); RespProxy wire = new RespProxy(own.port(), false);
+             RedisClaimStore waiting = new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", wire.port())),
+                     Duration.ZERO, 1, Duration.ofMillis(300), RedisSettings.NativeClaim.AUTO)) {
+            waiting.claim("warm", "t0", "", Duration.ofSeconds(5)); // connection open, scripts cached
+            waiting.complete("warm", "t0", "", Duration.ofSeconds(5));
+            long unconfirmedBefore = waiting.unconfirmedCompletions();
+
+            int before = wire.commands();
+            assertEquals(List.of(), waiting.claimAll(List.of()));
+            assertEquals(List.of(), waiting.completeAll(List.of()));
+            assertEquals(0, wire.commands() - before, "an empty batch sends nothing");
+
+            List<ClaimRequest> claims = new ArrayList<>();
+            List<CompleteRequest> completions = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                claims.add(new ClaimRequest("k" + i, "t" + i, "fp", Duration.ofSeconds(30)));
+                // Every fourth completion comes with a token that does not hold its key.
+                completions.add(new CompleteRequest("k" + i, i % 4 == 3 ? "intruder" : "t" + i, "fp", Duration.ofSeconds(60)));
+            }
+            before = wire.commands();
+            int roundTrips = wire.roundTrips();
+            assertEquals(java.util.Collections.nCopies(16, ClaimResult.ACQUIRED), waiting.claimAll(claims));
+            assertEquals(16, wire.commands() - before, "claimAll of 16: one SET each");
+            assertEquals(1, wire.roundTrips() - roundTrips, "claimAll of 16: one round trip");
+
+            before = wire.commands();
+            roundTrips = wire.roundTrips();
+            long start = System.nanoTime();
+            List<HolderResult> results = waiting.completeAll(completions);
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertEquals(17, wire.commands() - before, "completeAll of 16: one script each and one WAIT");
+            assertEquals(1, wire.roundTrips() - roundTrips, "completeAll of 16: one round trip");
+            assertEquals(12, results.stream().filter(r -> r == HolderResult.APPLIED).count(), results.toString());
+            assertEquals(12, waiting.unconfirmedCompletions() - unconfirmedBefore, "each applied completion is unconfirmed, no other");
+            assertTrue(took.compareTo(Duration.ofMillis(900)) < 0, "one WAIT of 300 ms for the batch, took " + took.toMillis() + " ms");
+        }
+    }
+
+    /**
+     * A batch on a server that has none of the scripts (a new or restarted Redis): every EVALSHA of
+     * the pipeline is refused with NOSCRIPT, and each key's command is then run by source on its own;
+     * the answers are those of a warm server.
+     */
+    @Test
+    void aBatchOnAServerWithoutTheScriptsLoadsThemAndAnswersEachKey() throws Exception {
+        try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
+             RedisClaimStore scriptStore = new RedisClaimStore(own.client(), RedisSettings.NativeClaim.OFF)) {
+            ownAdmin.psetex("taken", 30_000, "Pthem|fp-them");
+            List<ClaimResult> claimed = scriptStore.claimAll(List.of(
+                    new ClaimRequest("a", "t1", "fp1", Duration.ofSeconds(30)),
+                    new ClaimRequest("taken", "t2", "fp2", Duration.ofSeconds(30)),
+                    new ClaimRequest("b", "t3", "fp3", Duration.ofSeconds(30))));
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them"), ClaimResult.ACQUIRED), claimed);
+
+            ownAdmin.scriptFlush();
+            List<HolderResult> completed = scriptStore.completeAll(List.of(
+                    new CompleteRequest("a", "t1", "fp1", Duration.ofSeconds(60)),
+                    new CompleteRequest("taken", "t2", "fp2", Duration.ofSeconds(60)),
+                    new CompleteRequest("b", "t3", "", Duration.ofSeconds(60))));
+            assertEquals(List.of(HolderResult.APPLIED, HolderResult.NOT_HOLDER, HolderResult.APPLIED), completed);
+            assertEquals("Dfp1", ownAdmin.get("a"));
+            assertEquals("Pthem|fp-them", ownAdmin.get("taken"));
+            assertEquals("1", ownAdmin.get("b"));
+        }
+    }
+
+    /**
+     * A batch whose replies were lost with their connection, after Redis applied its commands: the
+     * round is sent again on another connection, and each key answers as if the first reply had
+     * arrived (the claims recognise their own token; the completions find the key done with their
+     * own value). Someone else's key is still not the batch's.
+     */
+    @Test
+    void aBatchWhoseRepliesWereLostIsStillAppliedOnce() throws Exception {
+        try (PrivateRedis server = new PrivateRedis();
+             dev.onceonly.testing.TcpProxy proxy = new dev.onceonly.testing.TcpProxy(server.port());
+             RedisClient ownAdmin = server.client()) {
+            RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, List.of("127.0.0.1:" + proxy.port()),
+                    "", false, null, null, 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 4);
+            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
+                // Every script loaded first: the lost replies must be the commands' own, not NOSCRIPT.
+                store.claim("warm", "t0", "fp", Duration.ofSeconds(30));
+                store.complete("warm", "t0", "fp", Duration.ofSeconds(30));
+                ownAdmin.psetex("other", 30_000, "Pthem|fp-them");
+
+                proxy.dropNextReply();
+                assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them"), ClaimResult.ACQUIRED),
+                        store.claimAll(List.of(
+                                new ClaimRequest("a", "t1", "fp1", Duration.ofSeconds(30)),
+                                new ClaimRequest("other", "t1", "fp1", Duration.ofSeconds(30)),
+                                new ClaimRequest("b", "t2", "fp2", Duration.ofSeconds(30)))));
+                assertEquals("Pt1|fp1", ownAdmin.get("a"));
+                assertEquals("Pt2|fp2", ownAdmin.get("b"));
+
+                proxy.dropNextReply();
+                assertEquals(List.of(HolderResult.APPLIED, HolderResult.NOT_HOLDER, HolderResult.APPLIED),
+                        store.completeAll(List.of(
+                                new CompleteRequest("a", "t1", "fp1", Duration.ofHours(1)),
+                                new CompleteRequest("other", "t1", "fp1", Duration.ofHours(1)),
+                                new CompleteRequest("b", "t2", "fp2", Duration.ofHours(1)))));
+                assertEquals("Dfp1", ownAdmin.get("a"));
+                assertEquals("Pthem|fp-them", ownAdmin.get("other"));
             }
         }
     }

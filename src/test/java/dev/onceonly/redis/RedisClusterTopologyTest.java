@@ -1,6 +1,7 @@
 package dev.onceonly.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Eventually;
@@ -196,6 +197,21 @@ class RedisClusterTopologyTest {
                     assertEquals("Dfp", direct.get(key), "the key is done on the master owning its slot");
                 }
                 perMaster.merge(owner, 1, Integer::sum);
+            }
+            // A batch over all three masters is the per-key calls there: each key done on its owner.
+            List<ClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
+            List<ClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
+            for (int i = 0; i < 60; i++) {
+                claims.add(new ClaimStore.ClaimRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.LEASE));
+                completions.add(new ClaimStore.CompleteRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.RETENTION));
+            }
+            assertEquals(java.util.Collections.nCopies(60, ClaimResult.ACQUIRED), store.claimAll(claims));
+            assertEquals(java.util.Collections.nCopies(60, HolderResult.APPLIED), store.completeAll(completions));
+            for (int i = 0; i < 60; i++) {
+                String key = prefix + "batch:" + i;
+                try (Jedis direct = cluster.node(owners[slot(key)]).client()) {
+                    assertEquals("Dfp" + i, direct.get(key), "the batch's key is done on the master owning its slot");
+                }
             }
         }
         System.out.println("[redis-topology] cluster: 300 completed keys per master port: " + perMaster);

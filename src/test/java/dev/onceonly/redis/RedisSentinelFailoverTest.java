@@ -1,6 +1,7 @@
 package dev.onceonly.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Eventually;
 import dev.onceonly.testing.LogCapture;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -135,6 +137,17 @@ class RedisSentinelFailoverTest {
             store.claim(first, "t", "fp", ClaimLoad.LEASE);
             RedisClaimStore.Completion ok = store.completeReplicated(first, "t", "fp", ClaimLoad.RETENTION);
             assertEquals(new RedisClaimStore.Completion(HolderResult.APPLIED, 1, true), ok);
+            // A batch through the Sentinel client: pipelined to the master, its one WAIT confirms every key.
+            List<ClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
+            List<ClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                String key = "oo:wait:" + UUID.randomUUID();
+                claims.add(new ClaimStore.ClaimRequest(key, "t", "fp", ClaimLoad.LEASE));
+                completions.add(new ClaimStore.CompleteRequest(key, "t", "fp", ClaimLoad.RETENTION));
+            }
+            assertEquals(java.util.Collections.nCopies(8, ClaimResult.ACQUIRED), store.claimAll(claims));
+            assertEquals(java.util.Collections.nCopies(8, HolderResult.APPLIED), store.completeAll(completions));
+            assertEquals(0, store.unconfirmedCompletions(), "the batch's WAIT confirmed its completions");
 
             group.pause(replica);
             try {
@@ -148,6 +161,19 @@ class RedisSentinelFailoverTest {
                 assertEquals(1, store.unconfirmedCompletions());
                 assertTrue(log.contains("ONCE0109W"), log.lines().toString());
                 assertEquals(ClaimResult.done("fp"), store.claim(second, "t2", "fp", ClaimLoad.LEASE));
+                // A batch through the Sentinel client: each applied completion is counted unconfirmed, no other.
+                String third = "oo:wait:" + UUID.randomUUID();
+                String fourth = "oo:wait:" + UUID.randomUUID();
+                store.claimAll(List.of(new ClaimStore.ClaimRequest(third, "t", "fp", ClaimLoad.LEASE),
+                        new ClaimStore.ClaimRequest(fourth, "t", "fp", ClaimLoad.LEASE)));
+                long batchStart = System.nanoTime();
+                assertEquals(List.of(HolderResult.APPLIED, HolderResult.APPLIED, HolderResult.NOT_HOLDER), store.completeAll(List.of(
+                        new ClaimStore.CompleteRequest(third, "t", "fp", ClaimLoad.RETENTION),
+                        new ClaimStore.CompleteRequest(fourth, "t", "fp", ClaimLoad.RETENTION),
+                        new ClaimStore.CompleteRequest(first, "t", "fp", ClaimLoad.RETENTION))));
+                long batchMillis = (System.nanoTime() - batchStart) / 1_000_000;
+                assertTrue(batchMillis >= 140 && batchMillis < 1000, "waited about wait-timeout: " + batchMillis + " ms");
+                assertEquals(3, store.unconfirmedCompletions());
             } finally {
                 group.resume(replica);
             }

@@ -19,8 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A Redis protocol proxy on loopback in front of a Redis: it reads each command a client sends
  * (RESP), forwards it and copies back exactly one reply. So it can
  * <ul>
- *   <li>count the commands clients send, i.e. round trips ({@code INFO commandstats} counts the
- *       commands a script runs too, and cannot tell them apart);</li>
+ *   <li>count the commands clients send ({@code INFO commandstats} counts the commands a script
+ *       runs too, and cannot tell them apart), and the round trips they take: a command its
+ *       client sent after it had been answered everything starts one, so the commands of a
+ *       pipeline, sent together, count as one;</li>
  *   <li>act as a Redis before 7.0: refuse {@code SET ... NX ... GET} as those servers do
  *       ({@code ERR syntax error}, nothing written), answering it itself. Only Redis 7 is installed
  *       here; this is how the claim's fallback to the script meets a server that refuses the
@@ -34,6 +36,7 @@ public final class RespProxy implements AutoCloseable {
     private final boolean refuseSetNxGet;
     private final AtomicInteger commands = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
+    private final AtomicInteger roundTrips = new AtomicInteger();
     private final List<Socket> open = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
@@ -56,6 +59,14 @@ public final class RespProxy implements AutoCloseable {
     /** {@return how many commands clients sent so far, refused ones included} */
     public int commands() {
         return commands.get();
+    }
+
+    /**
+     * {@return how many round trips clients took so far: commands a client sent when it had been
+     * answered everything it sent before (a pipeline's commands, sent together, start one)}
+     */
+    public int roundTrips() {
+        return roundTrips.get();
     }
 
     /** {@return how many {@code SET NX GET} commands were refused so far} */
@@ -85,18 +96,27 @@ public final class RespProxy implements AutoCloseable {
             OutputStream toClient = client.getOutputStream();
             InputStream fromServer = new BufferedInputStream(server.getInputStream());
             OutputStream toServer = server.getOutputStream();
+            // Whether the client had nothing more to send when it was last answered: its next command
+            // then waited for that answer, a new round trip. Checked before the answer is written, so
+            // a command sent only after the answer arrived can never look pipelined.
+            boolean idle = true;
             while (true) {
                 ByteArrayOutputStream raw = new ByteArrayOutputStream();
                 List<String> args = command(fromClient, raw);
                 commands.incrementAndGet();
+                if (idle) {
+                    roundTrips.incrementAndGet();
+                }
                 if (refuseSetNxGet && setWithNxAndGet(args)) {
                     refused.incrementAndGet();
+                    idle = fromClient.available() == 0;
                     toClient.write("-ERR syntax error\r\n".getBytes(StandardCharsets.US_ASCII));
                 } else {
                     raw.writeTo(toServer);
                     toServer.flush();
                     ByteArrayOutputStream reply = new ByteArrayOutputStream();
                     reply(fromServer, reply);
+                    idle = fromClient.available() == 0;
                     reply.writeTo(toClient);
                 }
                 toClient.flush();
