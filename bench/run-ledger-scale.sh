@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# How cost grows with retained state: the ledger table at 1 M and 10 M rows on this machine's
+# PostgreSQL (127.0.0.1:5432, database test) and MariaDB (127.0.0.1:3306, database test), then the
+# Redis claim store with 1 M retained keys. See LedgerScale and RedisScale (src/jmh/java/dev/onceonly/bench).
+#
+#   bench/run-ledger-scale.sh [--db postgresql|mariadb|both] [--rows 1000000,10000000] [--inserts 20000]
+#                             [--warmup 2000] [--purge-percent 10] [--purge-batch 1000] [--keep]
+#                             [--redis-keys 1000000] [--redis-messages 10000]
+#
+# Per database and row count: fill time (rows/s), table and index sizes (bytes/row), insert + commit
+# latency of the production insert (p50/p90/p99/max), the purge's rows/s with the production
+# batching and the insert latency while it runs; then Redis used_memory per DONE claim at
+# --redis-keys keys, commands per message and claim/complete latency beside an empty Redis
+# (--redis-keys 0 leaves Redis out). Results: target/bench/ledger-scale-*.json, redis-scale.json.
+#
+# Duration: dominated by the fill, in the databases themselves. With 100k/200k rows (2 vCPUs) both
+# filled 100-150k rows/s, so PostgreSQL's 10 M take about 2 min (plus a VACUUM per size), and Redis's
+# 1 M keys about 15 s (80-100k keys/s). MariaDB is the unknown: from about 1 M rows its table is
+# larger than the default 128 MB buffer pool (O_DIRECT: no page cache behind it), and each random
+# primary-key insert may wait for a read; expect 5 min if it keeps 100k rows/s, over an hour at 2k.
+# The inserts (2 x 22,000 per database) and purges add a minute or two.
+#
+# The ledger goes to a scratch schema (PostgreSQL) / database (MariaDB) `onceonly_scale`, dropped
+# on exit unless --keep. Redis: a private redis-server (no persistence) on a free loopback port in
+# 16380-16480, pinned with RedisScale's JVM to CPU $BENCH_CPU (default 0) as in bench/run-jmh.sh,
+# stopped on exit; the machine's Redis on 6379 is never touched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CPU="${BENCH_CPU:-0}"
+db=both
+keep=false
+redis_keys=1000000
+redis_messages=10000
+ledger_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --redis-keys) redis_keys="$2"; shift 2 ;;
+    --redis-messages) redis_messages="$2"; shift 2 ;;
+    --keep) keep=true; ledger_args+=("$1"); shift ;;
+    --db) db="$2"; ledger_args+=("$1" "$2"); shift 2 ;;
+    --*) [ $# -ge 2 ] || { echo "run-ledger-scale.sh: $1 needs a value" >&2; exit 1; }
+         ledger_args+=("$1" "$2"); shift 2 ;;
+    *) echo "run-ledger-scale.sh: unexpected argument '$1'" >&2; exit 1 ;;
+  esac
+done
+case "$db" in
+  both) want_pg=true; want_maria=true ;;
+  postgresql) want_pg=true; want_maria=false ;;
+  mariadb) want_pg=false; want_maria=true ;;
+  *) echo "run-ledger-scale.sh: --db must be postgresql, mariadb or both" >&2; exit 1 ;;
+esac
+
+tools=(java mvn)
+$want_pg && tools+=(psql)
+$want_maria && tools+=(mariadb)
+[ "$redis_keys" != 0 ] && tools+=(redis-server redis-cli taskset)
+for tool in "${tools[@]}"; do
+  command -v "$tool" >/dev/null || { echo "run-ledger-scale.sh: '$tool' is required" >&2; exit 1; }
+done
+pg() { psql -h 127.0.0.1 -p 5432 -U postgres -d test -v ON_ERROR_STOP=1 -Atqc "$1"; }
+maria() { mariadb -h 127.0.0.1 -P 3306 -u root test -N -e "$1"; }
+if $want_pg; then
+  pg 'select 1' >/dev/null || { echo "run-ledger-scale.sh: PostgreSQL does not answer at 127.0.0.1:5432 (user postgres, database test)" >&2; exit 1; }
+fi
+if $want_maria; then
+  maria 'select 1' >/dev/null || { echo "run-ledger-scale.sh: MariaDB does not answer at 127.0.0.1:3306 (user root, database test)" >&2; exit 1; }
+fi
+
+redis_pid=""
+cleanup() {
+  if [ -n "$redis_pid" ]; then
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+  # LedgerScale drops the scratch scope itself; this covers a run that was interrupted.
+  if ! $keep; then
+    if $want_pg; then pg 'drop schema if exists onceonly_scale cascade' >/dev/null 2>&1 || true; fi
+    if $want_maria; then maria 'drop database if exists onceonly_scale' >/dev/null 2>&1 || true; fi
+  fi
+}
+trap cleanup EXIT
+
+mvn -q -B -Dstyle.color=never -Pbench -DskipTests test-compile
+CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
+
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
+  "$(java -version 2>&1 | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+start=$SECONDS
+java -cp "$CLASSPATH" dev.onceonly.bench.LedgerScale "${ledger_args[@]}"
+ledger_seconds=$((SECONDS - start))
+
+redis_seconds=0
+if [ "$redis_keys" != 0 ]; then
+  port=""
+  for p in $(seq 16380 16480); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+  done
+  [ -n "$port" ] || { echo "run-ledger-scale.sh: no free port in 16380-16480" >&2; exit 1; }
+  taskset -c "$CPU" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize no --loglevel warning >/dev/null &
+  redis_pid=$!
+  for _ in $(seq 1 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  redis-cli -p "$port" ping >/dev/null
+  start=$SECONDS
+  ONCEONLY_BENCH_REDIS="127.0.0.1:$port" taskset -c "$CPU" java -cp "$CLASSPATH" dev.onceonly.bench.RedisScale \
+    --keys "$redis_keys" --messages "$redis_messages"
+  redis_seconds=$((SECONDS - start))
+fi
+
+echo
+echo "summary: ledger ${ledger_seconds} s, redis ${redis_seconds} s, load $(cut -d' ' -f1-3 /proc/loadavg);" \
+  "JSON in target/bench/ledger-scale-*.json and target/bench/redis-scale.json"
