@@ -71,6 +71,7 @@ abstract class LedgerContract {
     void sameMessageTwiceIsChargedOnceAndTheLedgerHoldsIt() throws Exception {
         Payment p = Payment.of(10);
         assertOutcome(200, "PROCESSED", post(p.body));
+        awaitClaimDone(p.key.storeKey());
         assertOutcome(200, "DUPLICATE", post(p.body));
 
         assertEquals(1, charges(p.id));
@@ -87,7 +88,7 @@ abstract class LedgerContract {
         assertOutcome(200, "DUPLICATE", post(p.body));
         assertEquals(1, charges(p.id));
         // The ledger's answer is written back, so the next duplicate stops at the claim store.
-        assertEquals("D", claim(p.key.storeKey()), "claim DONE again");
+        awaitClaimDone(p.key.storeKey());
     }
 
     @Test
@@ -213,8 +214,21 @@ abstract class LedgerContract {
         }
     }
 
-    /** Makes the claim store forget {@code storeKey}, as a Redis FLUSHALL, eviction or failover would. */
-    void forgetClaim(String storeKey) throws SQLException {
+    /**
+     * Waits for the done mark of {@code storeKey}. With the ledger on it is written after the call
+     * returns, off the caller's thread (a copy arriving before it is BUSY): a test about a done key
+     * waits for it rather than race it.
+     */
+    void awaitClaimDone(String storeKey) throws Exception {
+        awaitTrue(() -> "D".equals(claim(storeKey)), "claim " + storeKey + " DONE");
+    }
+
+    /**
+     * Makes the claim store forget the done key {@code storeKey}, as a Redis FLUSHALL, eviction or
+     * failover would: first waits for its done mark, which would otherwise take the key again.
+     */
+    void forgetClaim(String storeKey) throws Exception {
+        awaitClaimDone(storeKey);
         if (!db.databaseStore()) {
             redis.del(storeKey);
             return;
