@@ -21,21 +21,10 @@ done
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests test-compile
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
 
-port=""
-for p in $(seq 16380 16480); do
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || { echo "run-jmh.sh: no free port in 16380-16480" >&2; exit 1; }
-
-taskset -c "$CPU" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-  --daemonize no --loglevel warning >/dev/null &
-redis_pid=$!
-trap 'kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.1
-done
-redis-cli -p "$port" ping >/dev/null
+. bench/private-redis.sh
+redis_pid=""
+trap '[ -z "$redis_pid" ] || { kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null; } || true' EXIT
+start_private_redis run-jmh.sh "$CPU"
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f1-3)"

@@ -67,6 +67,7 @@ if $want_maria; then
   maria 'select 1' >/dev/null || { echo "run-ledger-scale.sh: MariaDB does not answer at 127.0.0.1:3306 (user root, database test)" >&2; exit 1; }
 fi
 
+. bench/private-redis.sh
 redis_pid=""
 cleanup() {
   if [ -n "$redis_pid" ]; then
@@ -92,19 +93,7 @@ ledger_seconds=$((SECONDS - start))
 
 redis_seconds=0
 if [ "$redis_keys" != 0 ]; then
-  port=""
-  for p in $(seq 16380 16480); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-  done
-  [ -n "$port" ] || { echo "run-ledger-scale.sh: no free port in 16380-16480" >&2; exit 1; }
-  taskset -c "$CPU" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-    --daemonize no --loglevel warning >/dev/null &
-  redis_pid=$!
-  for _ in $(seq 1 100); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-  redis-cli -p "$port" ping >/dev/null
+  start_private_redis run-ledger-scale.sh "$CPU"
   start=$SECONDS
   ONCEONLY_BENCH_REDIS="127.0.0.1:$port" taskset -c "$CPU" java -cp "$CLASSPATH" dev.onceonly.bench.RedisScale \
     --keys "$redis_keys" --messages "$redis_messages"

@@ -46,25 +46,17 @@ CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
 # a PostgreSQL that trusts local connections (this machine's) takes any.
 export ONCEONLY_POSTGRESQL_PASSWORD="${ONCEONLY_POSTGRESQL_PASSWORD:-$(openssl rand -hex 16)}"
 
-port=""
-for p in $(seq 16380 16480); do
-  if ! listening "$p"; then port=$p; break; fi
-done
-[ -n "$port" ] || fail "no free port in 16380-16480 for Redis"
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning >/dev/null &
-redis_pid=$!
+. bench/private-redis.sh
+redis_pid=""
 dropin=target/liberty/wlp/usr/servers/defaultServer/configDropins/overrides/bench-concurrency.xml
 server_up=""
 cleanup() {
   [ -z "$server_up" ] || "$SERVER" stop defaultServer >/dev/null 2>&1 || true
   rm -f "$dropin" # the demo server is mvn liberty:run's too
-  kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true
+  [ -z "$redis_pid" ] || { kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null; } || true
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.1
-done
+start_private_redis run-load.sh
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"

@@ -136,14 +136,12 @@ public final class LedgerScale {
             }
 
             @Override
-            Map<String, String> settings(Connection c) throws SQLException {
-                Map<String, String> m = new LinkedHashMap<>();
-                m.put("version", text(c, "show server_version"));
-                m.put("shared_buffers", text(c, "show shared_buffers"));
-                m.put("synchronous_commit", text(c, "show synchronous_commit"));
-                m.put("fsync", text(c, "show fsync"));
-                m.put("isolation", text(c, "show transaction_isolation"));
-                return m;
+            List<Map.Entry<String, String>> settingQueries() {
+                return List.of(Map.entry("version", "show server_version"),
+                        Map.entry("shared_buffers", "show shared_buffers"),
+                        Map.entry("synchronous_commit", "show synchronous_commit"),
+                        Map.entry("fsync", "show fsync"),
+                        Map.entry("isolation", "show transaction_isolation"));
             }
         },
         MARIADB("MariaDB", "org.mariadb.jdbc.Driver", "jdbc:mariadb://127.0.0.1:3306/test", "root", LocalDateTime.class) {
@@ -209,14 +207,12 @@ public final class LedgerScale {
             }
 
             @Override
-            Map<String, String> settings(Connection c) throws SQLException {
-                Map<String, String> m = new LinkedHashMap<>();
-                m.put("version", text(c, "select version()"));
-                m.put("innodb_buffer_pool_size", text(c, "select @@innodb_buffer_pool_size"));
-                m.put("innodb_flush_log_at_trx_commit", text(c, "select @@innodb_flush_log_at_trx_commit"));
-                m.put("innodb_flush_method", text(c, "select @@innodb_flush_method"));
-                m.put("isolation", text(c, "select @@tx_isolation"));
-                return m;
+            List<Map.Entry<String, String>> settingQueries() {
+                return List.of(Map.entry("version", "select version()"),
+                        Map.entry("innodb_buffer_pool_size", "select @@innodb_buffer_pool_size"),
+                        Map.entry("innodb_flush_log_at_trx_commit", "select @@innodb_flush_log_at_trx_commit"),
+                        Map.entry("innodb_flush_method", "select @@innodb_flush_method"),
+                        Map.entry("isolation", "select @@tx_isolation"));
             }
 
             @Override
@@ -260,7 +256,16 @@ public final class LedgerScale {
 
         abstract Sizes sizes(Connection c, long rows) throws SQLException;
 
-        abstract Map<String, String> settings(Connection c) throws SQLException;
+        /** The server settings that bear on the figures, each with the query that reads it, in report order. */
+        abstract List<Map.Entry<String, String>> settingQueries();
+
+        Map<String, String> settings(Connection c) throws SQLException {
+            Map<String, String> m = new LinkedHashMap<>();
+            for (Map.Entry<String, String> q : settingQueries()) {
+                m.put(q.getKey(), text(c, q.getValue()));
+            }
+            return m;
+        }
 
         /** Fails naming what this database lacks for the tool. */
         void check(Connection admin) {
