@@ -123,15 +123,9 @@ public final class LedgerScale {
             Sizes sizes(Connection c, long rows) throws SQLException {
                 long table = single(c, "select pg_relation_size('" + TABLE + "')");
                 long total = single(c, "select pg_total_relation_size('" + TABLE + "')");
-                Map<String, Long> indexes = new LinkedHashMap<>();
-                try (Statement s = c.createStatement();
-                     ResultSet r = s.executeQuery("select ci.relname, pg_relation_size(ci.oid) from pg_index i"
-                             + " join pg_class ci on ci.oid = i.indexrelid where i.indrelid = '" + TABLE + "'::regclass"
-                             + " order by ci.relname")) {
-                    while (r.next()) {
-                        indexes.put(r.getString(1), r.getLong(2));
-                    }
-                }
+                Map<String, Long> indexes = namedSizes(c, "select ci.relname, pg_relation_size(ci.oid) from pg_index i"
+                        + " join pg_class ci on ci.oid = i.indexrelid where i.indrelid = '" + TABLE + "'::regclass"
+                        + " order by ci.relname");
                 return new Sizes(table, indexes, total, rows);
             }
 
@@ -190,15 +184,9 @@ public final class LedgerScale {
                         + "' and table_name = '" + TABLE + "'");
                 long total = single(c, "select data_length + index_length from information_schema.tables"
                         + " where table_schema = '" + SCOPE + "' and table_name = '" + TABLE + "'");
-                Map<String, Long> indexes = new LinkedHashMap<>();
-                try (Statement s = c.createStatement();
-                     ResultSet r = s.executeQuery("select index_name, stat_value * @@innodb_page_size from mysql.innodb_index_stats"
-                             + " where database_name = '" + SCOPE + "' and table_name = '" + TABLE + "' and stat_name = 'size'"
-                             + " and index_name <> 'PRIMARY' order by index_name")) {
-                    while (r.next()) {
-                        indexes.put(r.getString(1), r.getLong(2));
-                    }
-                }
+                Map<String, Long> indexes = namedSizes(c, "select index_name, stat_value * @@innodb_page_size from mysql.innodb_index_stats"
+                        + " where database_name = '" + SCOPE + "' and table_name = '" + TABLE + "' and stat_name = 'size'"
+                        + " and index_name <> 'PRIMARY' order by index_name");
                 if (indexes.isEmpty()) {
                     throw new IllegalStateException("mysql.innodb_index_stats has no size for " + SCOPE + "." + TABLE
                             + ": is innodb_stats_persistent off?");
@@ -644,6 +632,17 @@ public final class LedgerScale {
             r.next();
             return r.getLong(1);
         }
+    }
+
+    /** The rows of {@code sql}, a name and a size each, in the query's order. */
+    private static Map<String, Long> namedSizes(Connection c, String sql) throws SQLException {
+        Map<String, Long> sizes = new LinkedHashMap<>();
+        try (Statement s = c.createStatement(); ResultSet r = s.executeQuery(sql)) {
+            while (r.next()) {
+                sizes.put(r.getString(1), r.getLong(2));
+            }
+        }
+        return sizes;
     }
 
     private static String text(Connection c, String sql) throws SQLException {
