@@ -294,6 +294,20 @@ abstract class LedgerContract {
                     MessageView.of("", "", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), null));
         }
 
+        /**
+         * Waits for this payment's done mark in Redis. The payments consumer keeps a ledger, so the
+         * mark follows the response by a few milliseconds; a copy sent before it is BUSY (409), not
+         * the duplicate or conflict a test of those is about.
+         */
+        void awaitDoneInRedis() throws Exception {
+            try (RedisClient redis = TestRedis.client()) {
+                awaitTrue(() -> {
+                    String v = redis.get(key.storeKey());
+                    return v != null && v.startsWith("D");
+                }, "the done mark of " + id);
+            }
+        }
+
         /** The same payment id with more fields: the same key, another body. */
         String with(String fields) {
             return body.substring(0, body.length() - 1) + fields + "}";

@@ -66,7 +66,7 @@ class LedgerPostgresqlIT extends LedgerContract {
         assertOutcome(200, "DUPLICATE", race.second.get());
         assertEquals(1, charges(p.id()));
         assertEquals(p.key().comparedHashHex(), ledgerHash(p.key().storeKey()));
-        assertTrue(redis.get(p.key().storeKey()).startsWith("D"), "claim DONE");
+        awaitClaimDone(p.key().storeKey());
     }
 
     @Test
@@ -77,7 +77,7 @@ class LedgerPostgresqlIT extends LedgerContract {
         assertOutcome(200, "PROCESSED", race.second.get());
         assertEquals(1, charges(p.id()));
         assertEquals(p.key().comparedHashHex(), ledgerHash(p.key().storeKey()), "the second delivery's row");
-        assertTrue(redis.get(p.key().storeKey()).startsWith("D"), "claim DONE");
+        awaitClaimDone(p.key().storeKey());
     }
 
     record Race(CompletableFuture<HttpResponse<String>> first, CompletableFuture<HttpResponse<String>> second) {

@@ -42,15 +42,16 @@ class ObservabilityIT {
             Eventually.await("a first metrics export", Duration.ofSeconds(60), otlp::snapshot, s -> !s.isEmpty());
             Map<String, Long> before = otlp.snapshot();
 
-            String id = "m-" + UUID.randomUUID();
-            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));   // PROCESSED
-            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));   // DUPLICATE, caught by Redis
-            assertEquals(422, post("{\"paymentId\":\"" + id + "\",\"amount\":11}"));   // CONFLICT
+            LedgerContract.Payment p = LedgerContract.Payment.of(10);
+            assertEquals(200, post(p.body()));                              // PROCESSED
+            p.awaitDoneInRedis();                                           // (a copy before the done mark is BUSY)
+            assertEquals(200, post(p.body()));                              // DUPLICATE, caught by Redis
+            assertEquals(422, post(p.with(", \"amount\": 11")));            // CONFLICT
             assertEquals(422, post("{\"amount\":10}"));                                 // REJECTED
             try (var redis = TestRedis.client()) {                            // Redis forgets: the ledger catches it
                 redis.keys("oo:payments:*").forEach(redis::del);
             }
-            assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}"));   // DUPLICATE, caught by the ledger
+            assertEquals(200, post(p.body()));                              // DUPLICATE, caught by the ledger
 
             Map<String, Long> expected = Map.of(
                     messages("PROCESSED", "NONE"), 1L,

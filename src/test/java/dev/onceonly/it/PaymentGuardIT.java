@@ -8,7 +8,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.Set;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,21 +24,21 @@ class PaymentGuardIT {
 
     @Test
     void secondDeliveryOfTheSamePaymentIsNotCharged() throws Exception {
-        String id = "p-" + UUID.randomUUID();
-        String body = "{\"paymentId\":\"" + id + "\",\"amount\":10}";
-        HttpResponse<String> first = post(body);
+        LedgerContract.Payment p = LedgerContract.Payment.of(10);
+        HttpResponse<String> first = post(p.body());
         assertEquals(200, first.statusCode(), first.body());
         assertTrue(first.body().contains("PROCESSED"), first.body());
+        p.awaitDoneInRedis();
 
-        HttpResponse<String> second = post(body);
+        HttpResponse<String> second = post(p.body());
         assertEquals(200, second.statusCode(), second.body());
         assertTrue(second.body().contains("DUPLICATE"), second.body());
-        assertEquals(1, charges(id));
+        assertEquals(1, charges(p.id()));
 
         // The claim lives in the real Redis, under the configured prefix and consumer, as DONE.
+        assertTrue(p.key().storeKey().startsWith("oo:payments:"), p.key().storeKey());
         try (RedisClient redis = TestRedis.client()) {
-            Set<String> keys = redis.keys("oo:payments:*");
-            assertTrue(keys.stream().anyMatch(k -> redis.get(k).startsWith("D")), "a DONE claim in Redis: " + keys);
+            assertTrue(redis.get(p.key().storeKey()).startsWith("D"), "a DONE claim in Redis");
         }
     }
 
@@ -59,12 +58,13 @@ class PaymentGuardIT {
 
     @Test
     void sameKeyWithADifferentBodyIsAConflict() throws Exception {
-        String id = "p-" + UUID.randomUUID();
-        assertEquals(200, post("{\"paymentId\":\"" + id + "\",\"amount\":10}").statusCode());
-        HttpResponse<String> other = post("{\"paymentId\":\"" + id + "\",\"amount\":99}");
+        LedgerContract.Payment p = LedgerContract.Payment.of(10);
+        assertEquals(200, post(p.body()).statusCode());
+        p.awaitDoneInRedis();
+        HttpResponse<String> other = post(p.with(", \"amount\": 99"));
         assertEquals(422, other.statusCode(), other.body());
         assertTrue(other.body().contains("CONFLICT"), other.body());
-        assertEquals(1, charges(id));
+        assertEquals(1, charges(p.id()));
     }
 
     @Test
