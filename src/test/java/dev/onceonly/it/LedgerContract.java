@@ -289,7 +289,7 @@ abstract class LedgerContract {
 
         static Payment of(long amount) {
             String id = "p-" + UUID.randomUUID();
-            String body = "{\"paymentId\": \"" + id + "\", \"amount\": " + amount + "}";
+            String body = body(id, amount);
             return new Payment(id, body, KEYS.derive(PAYMENTS,
                     MessageView.of("", "", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), null));
         }
@@ -306,6 +306,15 @@ abstract class LedgerContract {
                     return v != null && v.startsWith("D");
                 }, "the done mark of " + id);
             }
+        }
+
+        private static String body(String id, long amount) {
+            return "{\"paymentId\": \"" + id + "\", \"amount\": " + amount + "}";
+        }
+
+        /** The same payment id with another amount: the same key, another body. */
+        String withAmount(long amount) {
+            return body(id, amount);
         }
 
         /** The same payment id with more fields: the same key, another body. */

@@ -46,7 +46,7 @@ class ObservabilityIT {
             assertEquals(200, post(p.body()));                              // PROCESSED
             p.awaitDoneInRedis();                                           // (a copy before the done mark is BUSY)
             assertEquals(200, post(p.body()));                              // DUPLICATE, caught by Redis
-            assertEquals(422, post(p.with(", \"amount\": 11")));            // CONFLICT
+            assertEquals(422, post(p.withAmount(11)));                        // CONFLICT
             assertEquals(422, post("{\"amount\":10}"));                                 // REJECTED
             try (var redis = TestRedis.client()) {                            // Redis forgets: the ledger catches it
                 redis.keys("oo:payments:*").forEach(redis::del);

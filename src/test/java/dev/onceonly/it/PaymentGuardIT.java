@@ -61,7 +61,7 @@ class PaymentGuardIT {
         LedgerContract.Payment p = LedgerContract.Payment.of(10);
         assertEquals(200, post(p.body()).statusCode());
         p.awaitDoneInRedis();
-        HttpResponse<String> other = post(p.with(", \"amount\": 99"));
+        HttpResponse<String> other = post(p.withAmount(99));
         assertEquals(422, other.statusCode(), other.body());
         assertTrue(other.body().contains("CONFLICT"), other.body());
         assertEquals(1, charges(p.id()));
