@@ -2,7 +2,6 @@ package dev.onceonly.demo;
 
 import dev.onceonly.api.MessageRefusedException;
 import jakarta.inject.Inject;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -12,6 +11,8 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * Try the guard by hand: {@code POST /api/payments} with {@code {"paymentId":"p1","amount":10}} charges
@@ -44,10 +45,10 @@ public class PaymentResource {
     @GET
     @Path("/{id}")
     public JsonObject charges(@PathParam("id") String id) {
-        return Json.createObjectBuilder().add("paymentId", id).add("charges", payments.chargesOf(id)).build();
+        return JSON.createObjectBuilder().add("paymentId", id).add("charges", payments.chargesOf(id)).build();
     }
 
     private static JsonObject result(String outcome, String reason) {
-        return Json.createObjectBuilder().add("outcome", outcome).add("reason", reason).build();
+        return JSON.createObjectBuilder().add("outcome", outcome).add("reason", reason).build();
     }
 }

@@ -7,7 +7,6 @@ import dev.onceonly.api.OutboxMessage;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
@@ -17,6 +16,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import java.io.StringReader;
 import java.time.Instant;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * Charges a payment: writes a {@link Charge} row, the kind of effect a customer must never see
@@ -52,14 +53,14 @@ public class PaymentService {
     @IdempotentMessage(consumer = "payments", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/paymentId")
     @Transactional
     public Integer charge(String json) {
-        JsonObject payment = Json.createReader(new StringReader(json)).readObject();
+        JsonObject payment = JSON.createReader(new StringReader(json)).readObject();
         String paymentId = payment.getString("paymentId");
         em.persist(new Charge(paymentId, payment.getInt("amount", 0), Instant.now()));
         // Written now, so that the database's answer (a lock, a constraint) comes before the provider call.
         em.flush();
         for (int n = 1; n <= payment.getInt("notify", 0); n++) {
             outbox.send(OutboxMessage.text(exchange, "payment.notified",
-                    Json.createObjectBuilder().add("paymentId", paymentId).add("notification", n).build().toString())
+                    JSON.createObjectBuilder().add("paymentId", paymentId).add("notification", n).build().toString())
                     .withContentType("application/json"));
         }
         if (payment.getBoolean("fail", false)) {

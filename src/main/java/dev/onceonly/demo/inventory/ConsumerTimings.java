@@ -3,7 +3,6 @@ package dev.onceonly.demo.inventory;
 import dev.onceonly.api.GuardEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
@@ -11,6 +10,8 @@ import org.HdrHistogram.Histogram;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * Latencies of the inventory consumer since start or the last {@link #reset()}: the whole call per
@@ -60,7 +61,7 @@ public class ConsumerTimings {
         Window w = window;
         long returned = w.returned.sum();
         long windowNanos = returned == 0 ? 0 : w.lastReturnNanos.get() - w.firstStartNanos.get();
-        return Json.createObjectBuilder()
+        return JSON.createObjectBuilder()
                 .add("returned", returned)
                 .add("threw", w.threw.sum())
                 .add("windowMillis", TimeUnit.NANOSECONDS.toMillis(windowNanos))
@@ -71,7 +72,7 @@ public class ConsumerTimings {
     }
 
     private static JsonObject percentiles(Histogram h) {
-        return Json.createObjectBuilder()
+        return JSON.createObjectBuilder()
                 .add("count", h.getTotalCount())
                 .add("p50", micros(h.getValueAtPercentile(50)))
                 .add("p99", micros(h.getValueAtPercentile(99)))

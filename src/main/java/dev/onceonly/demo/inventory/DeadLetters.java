@@ -3,7 +3,6 @@ package dev.onceonly.demo.inventory;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.rabbitmq.RabbitHeaders;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonException;
 import jakarta.json.JsonObject;
@@ -24,6 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * The inventory consumer's dead-letter queue: every dead letter is counted and acknowledged, and
@@ -56,9 +57,9 @@ public class DeadLetters {
                   Optional<String> sku, Optional<String> quantity) {
 
         JsonObject toJson() {
-            JsonObjectBuilder h = Json.createObjectBuilder();
+            JsonObjectBuilder h = JSON.createObjectBuilder();
             headers.forEach(h::add);
-            JsonObjectBuilder b = Json.createObjectBuilder().add("id", id).add("time", epochMillis)
+            JsonObjectBuilder b = JSON.createObjectBuilder().add("id", id).add("time", epochMillis)
                     .add("bodySha256", bodySha256).add("bytes", bytes).add("headers", h);
             sku.ifPresent(s -> b.add("sku", s));
             quantity.ifPresent(q -> b.add("quantity", q));
@@ -128,7 +129,7 @@ public class DeadLetters {
     }
 
     static JsonArrayBuilder toJson(List<Letter> letters) {
-        JsonArrayBuilder a = Json.createArrayBuilder();
+        JsonArrayBuilder a = JSON.createArrayBuilder();
         letters.forEach(l -> a.add(l.toJson()));
         return a;
     }
@@ -145,7 +146,7 @@ public class DeadLetters {
         if (body.length() > Order.MAX_BODY_BYTES) { // larger than any order: not worth parsing
             return Optional.empty();
         }
-        try (JsonReader reader = Json.createReader(new StringReader(body))) {
+        try (JsonReader reader = JSON.createReader(new StringReader(body))) {
             JsonValue v = reader.readValue();
             return v.getValueType() == JsonValue.ValueType.OBJECT ? Optional.of(v.asJsonObject()) : Optional.empty();
         } catch (JsonException e) {

@@ -5,12 +5,13 @@ import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /** Counts what the guard decided for the inventory consumer (from OnceOnly's {@link GuardEvent}s). */
 @ApplicationScoped
@@ -31,7 +32,7 @@ public class DemoStats {
 
     JsonObject toJson(long deadLettered, int shippingCalls, int shipments) {
         long duplicates = outcomes.get(Outcome.DUPLICATE.ordinal());
-        JsonObjectBuilder b = Json.createObjectBuilder()
+        JsonObjectBuilder b = JSON.createObjectBuilder()
                 .add("processed", outcomes.get(Outcome.PROCESSED.ordinal()))
                 .add("duplicateByClaimStore", duplicates - duplicatesByLedger.get())
                 .add("duplicateByLedger", duplicatesByLedger.get())

@@ -2,7 +2,6 @@ package dev.onceonly.demo.inventory;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.persistence.EntityManager;
@@ -32,6 +31,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * The demo's REST API: publish orders (with deliberate copies, to show duplicates, or invalid ones,
@@ -91,7 +92,7 @@ public class InventoryResource {
             throw new BadRequestException(e.getMessage());
         }
         send(List.of(order), copies);
-        return Json.createObjectBuilder().add("orderId", order.orderId()).add("published", copies).build();
+        return JSON.createObjectBuilder().add("orderId", order.orderId()).add("published", copies).build();
     }
 
     /** Publishes {@code count} distinct orders of one unit each, every one {@code copies} times: a load for demos and tests. */
@@ -112,7 +113,7 @@ public class InventoryResource {
             throw new BadRequestException(e.getMessage());
         }
         send(batch, copies);
-        return Json.createObjectBuilder().add("prefix", p).add("published", count * copies).build();
+        return JSON.createObjectBuilder().add("prefix", p).add("published", count * copies).build();
     }
 
     /**
@@ -124,7 +125,7 @@ public class InventoryResource {
     @POST
     @Path("/orders/invalid")
     public JsonObject publishInvalid(@QueryParam("kind") @DefaultValue("invalid") String kind) throws Exception {
-        JsonObjectBuilder order = Json.createObjectBuilder();
+        JsonObjectBuilder order = JSON.createObjectBuilder();
         switch (kind) {
             case "invalid" -> order.add("orderId", UUID.randomUUID().toString()).add("sku", "widget").add("quantity", -3);
             // A keyless body must still differ from the last one, or the dead-letter list could not tell them apart.
@@ -133,7 +134,7 @@ public class InventoryResource {
         }
         String body = order.build().toString();
         orders.send(body).toCompletableFuture().get(1, TimeUnit.MINUTES);
-        return Json.createObjectBuilder().add("kind", kind).add("published", 1)
+        return JSON.createObjectBuilder().add("kind", kind).add("published", 1)
                 .add("bodySha256", DeadLetters.sha256(body.getBytes(StandardCharsets.UTF_8))).build();
     }
 
@@ -141,7 +142,7 @@ public class InventoryResource {
     @GET
     @Path("/dead-letters")
     public JsonObject deadLetters() {
-        return Json.createObjectBuilder().add("received", deadLetters.received())
+        return JSON.createObjectBuilder().add("received", deadLetters.received())
                 .add("kept", DeadLetters.toJson(deadLetters.kept())).build();
     }
 
@@ -161,7 +162,7 @@ public class InventoryResource {
             deadLetters.putBack(letter); // not published: it stays on the list to be tried again
             throw e;
         }
-        return Json.createObjectBuilder().add("id", id).add("bodySha256", letter.bodySha256()).add("sentBack", true).build();
+        return JSON.createObjectBuilder().add("id", id).add("bodySha256", letter.bodySha256()).add("sentBack", true).build();
     }
 
     private void send(List<Order> batch, int copies) throws Exception {
@@ -187,7 +188,7 @@ public class InventoryResource {
     @Path("/stock/{sku}")
     public JsonObject stock(@PathParam("sku") String sku) {
         Stock s = em.find(Stock.class, sku);
-        return Json.createObjectBuilder().add("sku", sku).add("quantity", s == null ? 0 : s.quantity()).add("known", s != null).build();
+        return JSON.createObjectBuilder().add("sku", sku).add("quantity", s == null ? 0 : s.quantity()).add("known", s != null).build();
     }
 
     @PUT
@@ -206,7 +207,7 @@ public class InventoryResource {
     @GET
     @Path("/stats")
     public JsonObject stats() {
-        return Json.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments()))
+        return JSON.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments()))
                 .add("reservedEvents", reserved.applied()).add("reservedDuplicates", reserved.duplicates())
                 .add("claimStoreOutageSeconds", outage.secondsLeft())
                 .add("timing", timings.toJson()).build();
@@ -223,7 +224,7 @@ public class InventoryResource {
             throw new BadRequestException("seconds: from 1 to " + ClaimStoreOutage.MAX.toSeconds());
         }
         outage.start(Duration.ofSeconds(seconds));
-        return Json.createObjectBuilder().add("claimStoreOutageSeconds", outage.secondsLeft()).build();
+        return JSON.createObjectBuilder().add("claimStoreOutageSeconds", outage.secondsLeft()).build();
     }
 
     /** Starts a new latency window (the counters above stay cumulative). */

@@ -7,7 +7,6 @@ import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.event.Observes;
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.ws.rs.sse.OutboundSseEvent;
 import jakarta.ws.rs.sse.Sse;
@@ -17,6 +16,8 @@ import jakarta.ws.rs.sse.SseEventSink;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * What the live page shows over time, from OnceOnly's {@link GuardEvent}s for the inventory
@@ -112,7 +113,7 @@ public class LiveFeed {
     }
 
     private static OutboundSseEvent event(Sse sse, List<RecentDecisions.Decision> decisions) {
-        JsonArrayBuilder a = Json.createArrayBuilder();
+        JsonArrayBuilder a = JSON.createArrayBuilder();
         decisions.forEach(d -> a.add(d.toJson()));
         // Written as text: a JSON media type would have the JSON-B provider quote the string again.
         return sse.newEventBuilder().name("decisions").data(String.class, a.build().toString()).build();

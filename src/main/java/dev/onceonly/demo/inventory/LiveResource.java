@@ -2,7 +2,6 @@ package dev.onceonly.demo.inventory;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
 import jakarta.ws.rs.DefaultValue;
@@ -14,6 +13,8 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.sse.Sse;
 import jakarta.ws.rs.sse.SseEventSink;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /** What the live page follows: the guard's decisions as they are made, and the last minutes second by second. */
 @Path("/live")
@@ -43,8 +44,8 @@ public class LiveResource {
     @Path("/timeline")
     @Produces(MediaType.APPLICATION_JSON)
     public JsonObject timeline(@QueryParam("since") @DefaultValue("0") long since) {
-        JsonArrayBuilder seconds = Json.createArrayBuilder();
+        JsonArrayBuilder seconds = JSON.createArrayBuilder();
         feed.secondsAfter(since).forEach(s -> seconds.add(s.toJson()));
-        return Json.createObjectBuilder().add("seconds", seconds).build();
+        return JSON.createObjectBuilder().add("seconds", seconds).build();
     }
 }

@@ -1,6 +1,5 @@
 package dev.onceonly.demo.inventory;
 
-import jakarta.json.Json;
 import jakarta.json.JsonException;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -11,6 +10,8 @@ import jakarta.json.JsonValue;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * An order as it travels on the {@code orders} exchange: {@code {"orderId":"…","sku":"…","quantity":n}}.
@@ -49,7 +50,7 @@ public record Order(String orderId, String sku, int quantity) {
             throw new InvalidOrderException("body of " + bytes + " bytes, more than " + MAX_BODY_BYTES);
         }
         JsonObject o;
-        try (JsonReader reader = Json.createReader(new StringReader(json))) {
+        try (JsonReader reader = JSON.createReader(new StringReader(json))) {
             JsonValue v = reader.readValue();
             if (v.getValueType() != JsonValue.ValueType.OBJECT) {
                 throw new InvalidOrderException("body is a JSON " + v.getValueType().name().toLowerCase() + ", not an object");
@@ -67,7 +68,7 @@ public record Order(String orderId, String sku, int quantity) {
     }
 
     public String toJson() {
-        return Json.createObjectBuilder().add("orderId", orderId).add("sku", sku).add("quantity", quantity).build().toString();
+        return JSON.createObjectBuilder().add("orderId", orderId).add("sku", sku).add("quantity", quantity).build().toString();
     }
 
     private static String string(JsonObject o, String field) {

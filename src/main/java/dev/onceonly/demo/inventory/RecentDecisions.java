@@ -3,12 +3,13 @@ package dev.onceonly.demo.inventory;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 
 import java.util.ArrayList;
 import java.util.List;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * The last {@code capacity} decisions of the guard, numbered in the order they were made, for the
@@ -28,7 +29,7 @@ final class RecentDecisions {
                     String reason, int attempt) {
 
         JsonObject toJson() {
-            JsonObjectBuilder b = Json.createObjectBuilder()
+            JsonObjectBuilder b = JSON.createObjectBuilder()
                     .add("seq", seq)
                     .add("time", epochMillis)
                     .add("consumer", consumer)

@@ -2,7 +2,6 @@ package dev.onceonly.demo.inventory;
 
 import dev.onceonly.api.IdempotencyContext;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.GET;
@@ -17,6 +16,8 @@ import jakarta.ws.rs.core.MediaType;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * A stand-in shipping service that honours {@code Idempotency-Key}: the first request with a key
@@ -58,7 +59,7 @@ public class ShippingResource {
         if (ship) {
             counts.shipments.incrementAndGet();
         }
-        return Json.createObjectBuilder().add("orderId", orderId).add("shipped", ship)
+        return JSON.createObjectBuilder().add("orderId", orderId).add("shipped", ship)
                 .add("shipments", counts.shipments.get()).build();
     }
 
@@ -85,7 +86,7 @@ public class ShippingResource {
                 maxCalls = Math.max(maxCalls, c);
             }
         }
-        return Json.createObjectBuilder().add("calls", calls).add("shipments", shipments).add("orders", shipped)
+        return JSON.createObjectBuilder().add("calls", calls).add("shipments", shipments).add("orders", shipped)
                 .add("maxPerOrder", max).add("maxCallsPerOrder", maxCalls).build();
     }
 

@@ -1,7 +1,6 @@
 package dev.onceonly.demo.inventory;
 
 import dev.onceonly.api.Outcome;
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
@@ -13,6 +12,8 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
+
+import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * Per-second history of one consumer over the last {@code seconds} seconds: how many messages got
@@ -31,18 +32,18 @@ final class Timeline {
     record Second(long epochSecond, long[] outcomes, Double callP50, Double callP99, Double guardP50, Double guardP99) {
 
         JsonObject toJson() {
-            JsonObjectBuilder counts = Json.createObjectBuilder();
+            JsonObjectBuilder counts = JSON.createObjectBuilder();
             for (Outcome o : Outcome.values()) {
                 counts.add(o.name(), outcomes[o.ordinal()]);
             }
-            JsonObjectBuilder b = Json.createObjectBuilder().add("t", epochSecond).add("outcomes", counts);
+            JsonObjectBuilder b = JSON.createObjectBuilder().add("t", epochSecond).add("outcomes", counts);
             b.add("callMicros", pair(callP50, callP99));
             b.add("guardMicros", pair(guardP50, guardP99));
             return b.build();
         }
 
         private static JsonArrayBuilder pair(Double p50, Double p99) {
-            JsonArrayBuilder a = Json.createArrayBuilder();
+            JsonArrayBuilder a = JSON.createArrayBuilder();
             if (p50 == null) {
                 return a.addNull().addNull();
             }
