@@ -11,10 +11,12 @@
 # modes each round runs (default "guarded unguarded"; "outbox" is guarded with the consumer sending
 # its order.reserved event through the transactional outbox, which the other modes leave out;
 # "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database; "ahead" is
-# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16). Other ONCEONLY_*
+# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16). BENCH_INSTANCES=2 runs a second server
+# (secondServer, port 9081) on the same queue, Redis and database; both send their shipping calls to
+# the first, so an order shipped by both shows. Other ONCEONLY_*
 # variables reach the server, e.g. ONCEONLY_CONSUMERS_INVENTORY_LEDGER=false or ONCEONLY_STORE=memory.
 # Needs RabbitMQ on 127.0.0.1:5672 (guest/guest), PostgreSQL on 127.0.0.1:5432 (database test),
-# port 9080 free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
+# port 9080 (and 9081) free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
 # 16380-16480 and stops it on exit; publishes to exchange "orders" with routing key "order.bench",
 # which only the benchmark's queue "inventory-bench" takes.
 set -euo pipefail
@@ -24,6 +26,9 @@ COUNT="${1:-20000}"
 [ $# -gt 0 ] && shift
 ROUNDS="${BENCH_ROUNDS:-3}"
 SERVER=target/liberty/wlp/bin/server
+INSTANCES="${BENCH_INSTANCES:-1}"
+SERVERS=defaultServer
+[ "$INSTANCES" = 1 ] || SERVERS="defaultServer secondServer"
 
 fail() { echo "run-load.sh: $*" >&2; exit 1; }
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -33,7 +38,9 @@ for tool in redis-server redis-cli java mvn; do
 done
 listening 5672 || fail "RabbitMQ is not listening on 127.0.0.1:5672 (start it: rabbitmq-server -detached)"
 listening 5432 || fail "PostgreSQL is not listening on 127.0.0.1:5432"
+[ "$INSTANCES" = 1 ] || [ "$INSTANCES" = 2 ] || fail "BENCH_INSTANCES must be 1 or 2"
 ! listening 9080 || fail "port 9080 is taken: stop the server using it (mvn liberty:stop for the demo)"
+[ "$INSTANCES" = 1 ] || ! listening 9081 || fail "port 9081 is taken: the second instance needs it"
 # The script starts and stops the demo server itself, and never one it did not start (say, mvn
 # liberty:run on another port).
 ! { [ -x "$SERVER" ] && "$SERVER" status defaultServer >/dev/null 2>&1; } \
@@ -41,6 +48,20 @@ listening 5432 || fail "PostgreSQL is not listening on 127.0.0.1:5432"
 
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests -Dliberty.bootstrap.onceonly.db=postgresql \
   package liberty:create liberty:install-feature liberty:deploy
+servers_dir=target/liberty/wlp/usr/servers
+rm -rf "$servers_dir/secondServer"
+if [ "$INSTANCES" = 2 ]; then
+  # The same server on other ports, with a transaction log and workarea of its own.
+  mkdir "$servers_dir/secondServer"
+  (cd "$servers_dir/defaultServer" && tar cf - --exclude=./logs --exclude=./workarea --exclude=./tranlog .) \
+    | tar xf - -C "$servers_dir/secondServer"
+  sed -i 's/name="http.port" value="[0-9]*"/name="http.port" value="9081"/; s/name="https.port" value="[0-9]*"/name="https.port" value="9444"/' \
+    "$servers_dir/secondServer/configDropins/overrides/liberty-plugin-variable-config.xml"
+  grep -q 'value="9081"' "$servers_dir/secondServer/configDropins/overrides/liberty-plugin-variable-config.xml" \
+    || fail "could not set the second server's port"
+fi
+URLS=http://localhost:9080
+[ "$INSTANCES" = 1 ] || URLS="$URLS,http://localhost:9081"
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
 # The demo's PostgreSQL datasource takes its credentials through authData, which needs a password;
 # a PostgreSQL that trusts local connections (this machine's) takes any.
@@ -48,11 +69,13 @@ export ONCEONLY_POSTGRESQL_PASSWORD="${ONCEONLY_POSTGRESQL_PASSWORD:-$(openssl r
 
 . bench/private-redis.sh
 redis_pid=""
-dropin=target/liberty/wlp/usr/servers/defaultServer/configDropins/overrides/bench-concurrency.xml
+dropin=configDropins/overrides/bench-concurrency.xml # in each server's directory
 server_up=""
 cleanup() {
-  [ -z "$server_up" ] || "$SERVER" stop defaultServer >/dev/null 2>&1 || true
-  rm -f "$dropin" # the demo server is mvn liberty:run's too
+  if [ -n "$server_up" ]; then
+    for s in $SERVERS; do "$SERVER" stop "$s" >/dev/null 2>&1 || true; done
+  fi
+  rm -f "$servers_dir/defaultServer/$dropin" # the demo server is mvn liberty:run's too
   [ -z "$redis_pid" ] || { kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null; } || true
 }
 trap cleanup EXIT
@@ -67,15 +90,18 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 # The mode "ahead" is guarded with the channel's claim-ahead set to BENCH_CLAIM_AHEAD (default 16, the
 # demo's prefetch), the same way.
 write_dropin() { # claim-ahead for this mode
-  rm -f "$dropin"
-  mkdir -p "$(dirname "$dropin")"
-  {
-    echo '<server>'
-    [ "${BENCH_CONCURRENCY:-1}" = 1 ] || \
-      echo "  <variable name=\"mp.messaging.incoming.orders.concurrency\" value=\"$BENCH_CONCURRENCY\"/>"
-    [ "$1" = 0 ] || echo "  <variable name=\"mp.messaging.incoming.orders.claim-ahead\" value=\"$1\"/>"
-    echo '</server>'
-  } > "$dropin"
+  for s in $SERVERS; do
+    local file="$servers_dir/$s/$dropin"
+    rm -f "$file"
+    mkdir -p "$(dirname "$file")"
+    {
+      echo '<server>'
+      [ "${BENCH_CONCURRENCY:-1}" = 1 ] || \
+        echo "  <variable name=\"mp.messaging.incoming.orders.concurrency\" value=\"$BENCH_CONCURRENCY\"/>"
+      [ "$1" = 0 ] || echo "  <variable name=\"mp.messaging.incoming.orders.claim-ahead\" value=\"$1\"/>"
+      echo '</server>'
+    } > "$file"
+  done
 }
 
 mkdir -p target/bench
@@ -98,12 +124,14 @@ for round in $(seq 1 "$ROUNDS"); do
     write_dropin "$ahead"
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
-    DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
-      DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
-      "$SERVER" start defaultServer --clean >/dev/null
+    for s in $SERVERS; do
+      DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+        DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
+        DEMO_SHIPPING_URL=http://localhost:9080/api/shipping "$SERVER" start "$s" --clean >/dev/null
+    done
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \
-      --out "target/bench/load-r$round-$mode.json" "$@"
-    "$SERVER" stop defaultServer >/dev/null
+      --url "$URLS" --out "target/bench/load-r$round-$mode.json" "$@"
+    for s in $SERVERS; do "$SERVER" stop "$s" >/dev/null; done
     server_up=""
   done
 done

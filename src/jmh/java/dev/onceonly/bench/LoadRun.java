@@ -28,7 +28,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * ({@code DELETE /api/stats/timing}), then publishes {@code --count} orders to RabbitMQ with
  * publisher confirms, {@code --duplicate-percent} of them re-publications of an order published
  * shortly before, and follows the consumer until every message returned from it. Prints a progress
- * line every second and a result block, and writes the result as JSON ({@code --out}).
+ * line every second and a result block, and writes the result as JSON ({@code --out}). {@code --url}
+ * may list several instances of the demo consuming the same queue, comma-separated; their counts
+ * are summed, and every instance must send its shipping calls to the first.
  * {@code LoadRun --summary file…} prints the table of several runs with the guarded/unguarded ratio
  * per round.
  */
@@ -40,13 +42,22 @@ public final class LoadRun {
     /** A duplicate copies one of the last this many distinct orders: redeliveries and publisher retries come soon after. */
     private static final int DUPLICATE_WINDOW = 1000;
     private static final int CONFIRM_BATCH = 500;
+    /**
+     * Orders consumed before the measurement: the server's JIT compiler must be done with the
+     * consumer's path first. After 4,000 it still took 38 % of the server's CPU samples through the
+     * measurement, in both modes, so the run compared two servers still compiling.
+     */
+    private static final int WARMUP = 30_000;
 
     private final Args opts;
-    private final DemoClient demo;
+    /** Every instance of the demo on the queue; the first also serves every instance's shipping calls. */
+    private final List<DemoClient> demos = new ArrayList<>();
 
     private LoadRun(Args opts) {
         this.opts = opts;
-        this.demo = new DemoClient(opts.get("url", "http://localhost:9080"));
+        for (String url : opts.get("url", "http://localhost:9080").split(",")) {
+            demos.add(new DemoClient(url.strip()));
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -71,7 +82,7 @@ public final class LoadRun {
     private JsonObject run() throws Exception {
         int count = opts.integer("count", 20_000);
         int duplicatePercent = opts.integer("duplicate-percent", 20);
-        int warmup = opts.integer("warmup", 4_000);
+        int warmup = opts.integer("warmup", WARMUP);
         int skus = opts.integer("skus", 20);
         String label = opts.get("label", "run");
         String queue = opts.get("queue", "inventory-bench");
@@ -79,7 +90,9 @@ public final class LoadRun {
             throw new IllegalArgumentException("need --count >= 1, --duplicate-percent 0..90, --warmup >= 0, --skus >= 1");
         }
 
-        demo.awaitReady(READY_TIMEOUT);
+        for (DemoClient demo : demos) {
+            demo.awaitReady(READY_TIMEOUT);
+        }
         ConnectionFactory cf = new ConnectionFactory();
         cf.setUri(opts.get("amqp", "amqp://guest:guest@127.0.0.1:5672"));
         try (Connection connection = cf.newConnection("onceonly-load")) {
@@ -102,7 +115,9 @@ public final class LoadRun {
                 Orders warm = new Orders("warm-" + UUID.randomUUID() + "-", warmup, 0, skus);
                 follow(label + " warm-up", warm, publish, probe, queue, unroutable, timing().getJsonNumber("returned").longValue());
             }
-            demo.call("DELETE", "/api/stats/timing");
+            for (DemoClient demo : demos) {
+                demo.call("DELETE", "/api/stats/timing");
+            }
             JsonObject before = stats();
             Orders orders = new Orders("load-" + UUID.randomUUID() + "-", count, duplicatePercent, skus);
             System.out.printf("[%s] measuring: %,d messages (%,d distinct orders, %,d duplicates) on %d SKUs%n",
@@ -112,7 +127,7 @@ public final class LoadRun {
             CpuUse cpu = CpuUse.read().minus(cpuBefore);
             JsonObject after = stats();
             JsonObject shipping = shippingSummary(orders.prefix);
-            JsonObject result = result(opts, label, count, orders, wallSeconds, cpu, before, after, shipping);
+            JsonObject result = result(opts, demos.size(), label, count, orders, wallSeconds, cpu, before, after, shipping);
             System.out.print(LoadSummary.block(result));
             checkMode(label, after.getJsonObject("timing").getJsonObject("guardMicros").getJsonNumber("count").longValue());
             Thread.sleep(1_000); // the relay publishes right behind the consumer
@@ -184,7 +199,7 @@ public final class LoadRun {
         }
     }
 
-    private static JsonObject result(Args opts, String label, int count, Orders orders, double wallSeconds,
+    private static JsonObject result(Args opts, int instances, String label, int count, Orders orders, double wallSeconds,
                                      CpuUse cpu, JsonObject before, JsonObject after, JsonObject shipping) {
         JsonObject timing = after.getJsonObject("timing");
         var outcomes = Json.createObjectBuilder();
@@ -195,6 +210,7 @@ public final class LoadRun {
         return Json.createObjectBuilder()
                 .add("label", label)
                 .add("round", opts.get("round", "1"))
+                .add("instances", instances)
                 .add("messages", count)
                 .add("distinctOrders", orders.distinct())
                 .add("wallSeconds", Math.round(wallSeconds * 10) / 10.0)
@@ -220,16 +236,22 @@ public final class LoadRun {
         }
     }
 
+    /** The demo's {@code /api/stats}; with several instances, their sum ({@link LoadSummary#merge}). */
     private JsonObject stats() throws Exception {
-        return demo.stats();
+        List<JsonObject> each = new ArrayList<>();
+        for (DemoClient demo : demos) {
+            each.add(demo.stats());
+        }
+        return each.size() == 1 ? each.get(0) : LoadSummary.merge(each);
     }
 
     private JsonObject timing() throws Exception {
         return stats().getJsonObject("timing");
     }
 
+    /** From the first instance, whose shipping endpoint every instance calls: an order shipped twice by two instances shows. */
     private JsonObject shippingSummary(String prefix) throws Exception {
-        return DemoClient.parse(demo.call("GET", "/api/shipping?prefix=" + prefix));
+        return DemoClient.parse(demos.get(0).call("GET", "/api/shipping?prefix=" + prefix));
     }
 
     /**
