@@ -6,6 +6,7 @@
 #   bench/run-ledger-scale.sh [--db postgresql|mariadb|both] [--rows 1000000,10000000] [--inserts 20000]
 #                             [--warmup 2000] [--purge-percent 10] [--purge-batch 1000] [--keep]
 #                             [--redis-keys 1000000] [--redis-messages 10000]
+#                             [--mariadb-buffer-pool 2G]
 #
 # Per database and row count: fill time (rows/s), table and index sizes (bytes/row), insert + commit
 # latency of the production insert (p50/p90/p99/max), the purge's rows/s with the production
@@ -20,6 +21,10 @@
 # primary-key insert may wait for a read; expect 5 min if it keeps 100k rows/s, over an hour at 2k.
 # The inserts (2 x 22,000 per database) and purges add a minute or two.
 #
+# --mariadb-buffer-pool sets MariaDB's innodb_buffer_pool_size (bytes, or with K/M/G) for the run and
+# restores the server's own on exit: the default 128 MB holds about 500 k ledger rows, and past that
+# each purged or inserted row may wait for a page read (see BENCHMARKS.md, "MariaDB's purge").
+#
 # The ledger goes to a scratch schema (PostgreSQL) / database (MariaDB) `onceonly_scale`, dropped
 # on exit unless --keep. Redis: a private redis-server (no persistence) on a free loopback port in
 # 16380-16480, pinned with RedisScale's JVM to CPU $BENCH_CPU (default 0) as in bench/run-jmh.sh,
@@ -32,11 +37,13 @@ db=both
 keep=false
 redis_keys=1000000
 redis_messages=10000
+buffer_pool=""
 ledger_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --redis-keys) redis_keys="$2"; shift 2 ;;
     --redis-messages) redis_messages="$2"; shift 2 ;;
+    --mariadb-buffer-pool) buffer_pool="$2"; shift 2 ;;
     --keep) keep=true; ledger_args+=("$1"); shift ;;
     --db) db="$2"; ledger_args+=("$1" "$2"); shift 2 ;;
     --*) [ $# -ge 2 ] || { echo "run-ledger-scale.sh: $1 needs a value" >&2; exit 1; }
@@ -50,6 +57,11 @@ case "$db" in
   mariadb) want_pg=false; want_maria=true ;;
   *) echo "run-ledger-scale.sh: --db must be postgresql, mariadb or both" >&2; exit 1 ;;
 esac
+if [ -n "$buffer_pool" ]; then
+  $want_maria || { echo "run-ledger-scale.sh: --mariadb-buffer-pool needs --db mariadb or both" >&2; exit 1; }
+  buffer_pool=$(numfmt --from=iec "$buffer_pool") \
+    || { echo "run-ledger-scale.sh: --mariadb-buffer-pool takes bytes, or a size such as 2G" >&2; exit 1; }
+fi
 
 tools=(java mvn)
 $want_pg && tools+=(psql)
@@ -69,7 +81,11 @@ fi
 
 . bench/private-redis.sh
 redis_pid=""
+own_buffer_pool=""
 cleanup() {
+  if [ -n "$own_buffer_pool" ]; then
+    maria "set global innodb_buffer_pool_size = $own_buffer_pool" || true
+  fi
   if [ -n "$redis_pid" ]; then
     kill "$redis_pid" 2>/dev/null || true
     wait "$redis_pid" 2>/dev/null || true
@@ -81,6 +97,17 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+if [ -n "$buffer_pool" ]; then
+  own_buffer_pool=$(maria 'select @@innodb_buffer_pool_size')
+  maria "set global innodb_buffer_pool_size = $buffer_pool"
+  # The resize runs in the background, chunk by chunk: the settings LedgerScale records, and the
+  # figures, must be the new size's.
+  for _ in $(seq 120); do
+    maria "show global status like 'Innodb_buffer_pool_resize_status'" | grep -q 'in progress' || break
+    sleep 1
+  done
+  echo "MariaDB innodb_buffer_pool_size $(maria 'select @@innodb_buffer_pool_size') for this run ($own_buffer_pool before)"
+fi
 
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests test-compile
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
