@@ -14,13 +14,17 @@ import java.util.Map;
 
 /**
  * CPU time from Linux's {@code /proc}, in the kernel's ticks of 10 ms: the whole machine's busy and
- * total time ({@code /proc/stat}) and each process's user + system time ({@code /proc/<pid>/stat})
- * summed by command name, this JVM apart as {@code load-tool}. A process that exits between two
- * readings drops out of the per-process figures. Zeros where there is no {@code /proc}.
+ * total time ({@code /proc/stat}) and each process's user + system time ({@code /proc/<pid>/stat}),
+ * this JVM named {@code load-tool}. A process that exits between two readings drops out of the
+ * per-process figures. Zeros where there is no {@code /proc}.
  */
-record CpuUse(long busy, long total, Map<String, Long> byProcess) {
+record CpuUse(long busy, long total, Map<Long, Process> byPid) {
 
     private static final double MICROS_PER_TICK = 10_000; // USER_HZ is 100 on Linux
+
+    /** One process's command name and CPU ticks. */
+    record Process(String name, long ticks) {
+    }
 
     static CpuUse read() throws IOException {
         Path stat = Path.of("/proc/stat");
@@ -41,9 +45,9 @@ record CpuUse(long busy, long total, Map<String, Long> byProcess) {
         return new CpuUse(total - idle, total, processes());
     }
 
-    private static Map<String, Long> processes() throws IOException {
+    private static Map<Long, Process> processes() throws IOException {
         long self = ProcessHandle.current().pid();
-        Map<String, Long> ticks = new HashMap<>();
+        Map<Long, Process> byPid = new HashMap<>();
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
             for (Path dir : dirs) {
                 String line;
@@ -57,19 +61,26 @@ record CpuUse(long busy, long total, Map<String, Long> byProcess) {
                 int close = line.lastIndexOf(')');
                 String[] rest = line.substring(close + 2).split(" ");
                 long used = Long.parseLong(rest[11]) + Long.parseLong(rest[12]); // utime, stime (fields 14, 15)
-                String name = Long.parseLong(dir.getFileName().toString()) == self ? "load-tool" : line.substring(open + 1, close);
-                ticks.merge(name, used, Long::sum);
+                long pid = Long.parseLong(dir.getFileName().toString());
+                byPid.put(pid, new Process(pid == self ? "load-tool" : line.substring(open + 1, close), used));
             }
         }
-        return ticks;
+        return byPid;
     }
 
+    /**
+     * The use between {@code before} and this reading. Per process by pid, not by name: a kernel
+     * worker's name carries the work queue it serves at the moment ({@code kworker/1:6-events}), so
+     * a name may be new at the second reading although its process is not. A pid absent before is a
+     * process started in between, all of whose time is in the span.
+     */
     CpuUse minus(CpuUse before) {
-        Map<String, Long> diff = new HashMap<>();
-        byProcess.forEach((name, t) -> {
-            long d = t - before.byProcess.getOrDefault(name, 0L);
+        Map<Long, Process> diff = new HashMap<>();
+        byPid.forEach((pid, p) -> {
+            Process earlier = before.byPid.get(pid);
+            long d = p.ticks - (earlier == null ? 0 : earlier.ticks);
             if (d > 0) {
-                diff.put(name, d);
+                diff.put(pid, new Process(p.name, d));
             }
         });
         return new CpuUse(busy - before.busy, total - before.total, diff);
@@ -83,13 +94,19 @@ record CpuUse(long busy, long total, Map<String, Long> byProcess) {
         return busy * MICROS_PER_TICK;
     }
 
-    /** Microseconds of CPU per message for each command name that used at least 1 µs per message, largest first. */
-    JsonObject microsPerMessageByProcess(int messages) {
+    /**
+     * Microseconds of CPU per unit (a message, a second) for each command name that used at least
+     * 1 µs per unit, largest first.
+     */
+    JsonObject microsByProcessPer(double units) {
+        // Kernel workers by their base name ("kworker/1:6-events" -> "kworker"): there are dozens, renamed as they work.
+        Map<String, Long> byName = new HashMap<>();
+        byPid.values().forEach(p -> byName.merge(p.name.startsWith("kworker/") ? "kworker" : p.name, p.ticks, Long::sum));
         JsonObjectBuilder b = Json.createObjectBuilder();
-        byProcess.entrySet().stream()
+        byName.entrySet().stream()
                 .sorted(Map.Entry.<String, Long>comparingByValue(Comparator.reverseOrder()))
-                .filter(e -> e.getValue() * MICROS_PER_TICK / messages >= 1)
-                .forEach(e -> b.add(e.getKey(), Math.round(e.getValue() * MICROS_PER_TICK / messages)));
+                .filter(e -> e.getValue() * MICROS_PER_TICK / units >= 1)
+                .forEach(e -> b.add(e.getKey(), Math.round(e.getValue() * MICROS_PER_TICK / units)));
         return b.build();
     }
 }

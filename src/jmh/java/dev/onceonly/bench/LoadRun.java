@@ -48,6 +48,13 @@ public final class LoadRun {
      * measurement, in both modes, so the run compared two servers still compiling.
      */
     private static final int WARMUP = 30_000;
+    /**
+     * Seconds the machine is watched with the servers up and the queue empty, after the warm-up:
+     * what RabbitMQ, Liberty, the databases and this tool spend per second doing no message at
+     * all. The measured phase pays it for every second it lasts, so a slower mode is charged more
+     * of it per message; the run reports CPU per message with it and above it.
+     */
+    private static final int IDLE_SECONDS = 10;
 
     private final Args opts;
     /** Every instance of the demo on the queue; the first also serves every instance's shipping calls. */
@@ -70,7 +77,7 @@ public final class LoadRun {
             return;
         }
         Args opts = Args.parse(args,
-                "--count --duplicate-percent --warmup --skus --label --round --url --amqp --exchange --routing-key --queue --out");
+                "--count --duplicate-percent --warmup --idle-seconds --skus --label --round --url --amqp --exchange --routing-key --queue --out");
         JsonObject result = new LoadRun(opts).run();
         String out = opts.get("out");
         if (out != null) {
@@ -83,11 +90,12 @@ public final class LoadRun {
         int count = opts.integer("count", 20_000);
         int duplicatePercent = opts.integer("duplicate-percent", 20);
         int warmup = opts.integer("warmup", WARMUP);
+        int idleSeconds = opts.integer("idle-seconds", IDLE_SECONDS);
         int skus = opts.integer("skus", 20);
         String label = opts.get("label", "run");
         String queue = opts.get("queue", "inventory-bench");
-        if (count < 1 || duplicatePercent < 0 || duplicatePercent > 90 || warmup < 0 || skus < 1) {
-            throw new IllegalArgumentException("need --count >= 1, --duplicate-percent 0..90, --warmup >= 0, --skus >= 1");
+        if (count < 1 || duplicatePercent < 0 || duplicatePercent > 90 || warmup < 0 || idleSeconds < 1 || skus < 1) {
+            throw new IllegalArgumentException("need --count >= 1, --duplicate-percent 0..90, --warmup >= 0, --idle-seconds >= 1, --skus >= 1");
         }
 
         for (DemoClient demo : demos) {
@@ -118,16 +126,18 @@ public final class LoadRun {
             for (DemoClient demo : demos) {
                 demo.call("DELETE", "/api/stats/timing");
             }
+            System.out.printf("[%s] idle: %d s with the queue empty%n", label, idleSeconds);
+            Thread.sleep(1_000); // the done marks and the relay's last sends behind the warm-up
+            Watched idle = Watched.over(() -> Thread.sleep(idleSeconds * 1_000L));
             JsonObject before = stats();
             Orders orders = new Orders("load-" + UUID.randomUUID() + "-", count, duplicatePercent, skus);
             System.out.printf("[%s] measuring: %,d messages (%,d distinct orders, %,d duplicates) on %d SKUs%n",
                     label, count, orders.distinct(), count - orders.distinct(), skus);
-            CpuUse cpuBefore = CpuUse.read();
-            double wallSeconds = follow(label, orders, publish, probe, queue, unroutable, 0);
-            CpuUse cpu = CpuUse.read().minus(cpuBefore);
+            double[] wallSeconds = new double[1];
+            Watched measured = Watched.over(() -> wallSeconds[0] = follow(label, orders, publish, probe, queue, unroutable, 0));
             JsonObject after = stats();
             JsonObject shipping = shippingSummary(orders.prefix);
-            JsonObject result = result(opts, demos.size(), label, count, orders, wallSeconds, cpu, before, after, shipping);
+            JsonObject result = result(opts, demos.size(), label, count, orders, wallSeconds[0], measured, idle, before, after, shipping);
             System.out.print(LoadSummary.block(result));
             checkMode(label, after.getJsonObject("timing").getJsonObject("guardMicros").getJsonNumber("count").longValue());
             Thread.sleep(1_000); // the relay publishes right behind the consumer
@@ -200,7 +210,10 @@ public final class LoadRun {
     }
 
     private static JsonObject result(Args opts, int instances, String label, int count, Orders orders, double wallSeconds,
-                                     CpuUse cpu, JsonObject before, JsonObject after, JsonObject shipping) {
+                                     Watched measured, Watched idle, JsonObject before, JsonObject after, JsonObject shipping) {
+        CpuUse cpu = measured.cpu;
+        // What the machine would have spent over the measured phase's length doing nothing, taken off.
+        double idleMicros = idle.cpu.busyMicros() * measured.seconds / idle.seconds;
         JsonObject timing = after.getJsonObject("timing");
         var outcomes = Json.createObjectBuilder();
         for (String k : List.of("processed", "duplicateByClaimStore", "duplicateByLedger", "busy", "failed", "retry",
@@ -216,13 +229,32 @@ public final class LoadRun {
                 .add("wallSeconds", Math.round(wallSeconds * 10) / 10.0)
                 .add("machineCpuBusyPercent", Math.round(cpu.busyShare() * 1000) / 10.0)
                 .add("machineCpuMicrosPerMessage", Math.round(cpu.busyMicros() / count))
-                .add("cpuMicrosPerMessageByProcess", cpu.microsPerMessageByProcess(count))
+                .add("cpuMicrosPerMessageByProcess", cpu.microsByProcessPer(count))
+                .add("idleMachineCpuBusyPercent", Math.round(idle.cpu.busyShare() * 1000) / 10.0)
+                .add("idleCpuMicrosPerSecondByProcess", idle.cpu.microsByProcessPer(idle.seconds))
+                .add("machineCpuMicrosPerMessageAboveIdle", Math.round((cpu.busyMicros() - idleMicros) / count))
                 .add("timing", timing)
                 .add("outcomes", outcomes)
                 .add("shippingCalls", shipping.getInt("calls"))
                 .add("shippedOrders", shipping.getInt("orders"))
                 .add("maxShipmentsPerOrder", shipping.getInt("maxPerOrder"))
                 .build();
+    }
+
+    /** The machine's CPU use over a span of this tool's work, and the span's length. */
+    private record Watched(CpuUse cpu, double seconds) {
+
+        interface Work {
+            void run() throws Exception;
+        }
+
+        static Watched over(Work work) throws Exception {
+            CpuUse before = CpuUse.read();
+            long start = System.nanoTime();
+            work.run();
+            double seconds = (System.nanoTime() - start) / 1e9;
+            return new Watched(CpuUse.read().minus(before), seconds);
+        }
     }
 
     /** A run labelled guarded must have seen the guard, and an unguarded one must not: the kill switch is what is compared. */

@@ -42,6 +42,12 @@ final class LoadSummary {
         r.getJsonObject("cpuMicrosPerMessageByProcess").forEach((name, us) -> byProcess.append(", ").append(name).append(' ').append(us));
         b.append(String.format(Locale.ROOT, "  machine   CPU %.1f %% busy (all CPUs, all processes), %,d us of CPU per message%s%n",
                 num(r, "machineCpuBusyPercent"), r.getInt("machineCpuMicrosPerMessage"), byProcess));
+        if (r.containsKey("machineCpuMicrosPerMessageAboveIdle")) {
+            StringBuilder idleByProcess = new StringBuilder();
+            r.getJsonObject("idleCpuMicrosPerSecondByProcess").forEach((name, us) -> idleByProcess.append(", ").append(name).append(' ').append(us));
+            b.append(String.format(Locale.ROOT, "  idle      CPU %.1f %% busy with the queue empty (us per second%s); above it %,d us of CPU per message%n",
+                    num(r, "idleMachineCpuBusyPercent"), idleByProcess, r.getInt("machineCpuMicrosPerMessageAboveIdle")));
+        }
         b.append(String.format(Locale.ROOT, "  outcomes  processed %,d, duplicate %,d by Redis + %,d by ledger, busy %,d, failed %,d, retry %,d, conflict %,d, rejected %,d, dead-lettered %,d%n",
                 o.getInt("processed"), o.getInt("duplicateByClaimStore"), o.getInt("duplicateByLedger"), o.getInt("busy"),
                 o.getInt("failed"), o.getInt("retry"), o.getInt("conflict"), o.getInt("rejected"), o.getInt("deadLettered")));
@@ -53,27 +59,36 @@ final class LoadSummary {
     /** Markdown table of all runs, then guarded/unguarded throughput per round and their median. */
     static String table(List<JsonObject> runs) {
         StringBuilder b = new StringBuilder();
-        b.append("| round | mode | messages | msg/s | call p50 µs | call p99 µs | guard p50 µs | guard p99 µs | machine CPU µs/msg | shipping calls / orders |\n");
-        b.append("|---|---|---|---|---|---|---|---|---|---|\n");
+        b.append("| round | mode | messages | msg/s | call p50 µs | call p99 µs | guard p50 µs | guard p99 µs | machine CPU µs/msg | above idle µs/msg | shipping calls / orders |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         Map<String, Map<String, Integer>> rateByRound = new TreeMap<>();
         Map<String, Map<String, Integer>> cpuByRound = new TreeMap<>();
+        Map<String, Map<String, Integer>> aboveIdleByRound = new TreeMap<>();
         for (JsonObject r : runs) {
             JsonObject t = r.getJsonObject("timing");
             JsonObject call = t.getJsonObject("callMicros");
             JsonObject guard = t.getJsonObject("guardMicros");
             boolean guarded = guard.getInt("count") > 0;
-            b.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.1f | %.1f | %s | %s | %,d | %,d / %,d |%n",
+            boolean idleMeasured = r.containsKey("machineCpuMicrosPerMessageAboveIdle"); // not in runs before 2026-12-02
+            b.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.1f | %.1f | %s | %s | %,d | %s | %,d / %,d |%n",
                     r.getString("round"), r.getString("label"), r.getInt("messages"), t.getInt("perSecond"),
                     num(call, "p50"), num(call, "p99"),
                     guarded ? String.format(Locale.ROOT, "%.1f", num(guard, "p50")) : "–",
                     guarded ? String.format(Locale.ROOT, "%.1f", num(guard, "p99")) : "–",
-                    r.getInt("machineCpuMicrosPerMessage"), r.getInt("shippingCalls"), r.getInt("shippedOrders")));
+                    r.getInt("machineCpuMicrosPerMessage"),
+                    idleMeasured ? String.format(Locale.ROOT, "%,d", r.getInt("machineCpuMicrosPerMessageAboveIdle")) : "–",
+                    r.getInt("shippingCalls"), r.getInt("shippedOrders")));
+            if (idleMeasured) {
+                aboveIdleByRound.computeIfAbsent(r.getString("round"), k -> new TreeMap<>()).put(r.getString("label"),
+                        r.getInt("machineCpuMicrosPerMessageAboveIdle"));
+            }
             rateByRound.computeIfAbsent(r.getString("round"), k -> new TreeMap<>()).put(r.getString("label"), t.getInt("perSecond"));
             cpuByRound.computeIfAbsent(r.getString("round"), k -> new TreeMap<>()).put(r.getString("label"),
                     r.getInt("machineCpuMicrosPerMessage"));
         }
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatiosUnguarded = new ArrayList<>();
+        List<Double> aboveIdleRatios = new ArrayList<>();
         b.append('\n');
         rateByRound.forEach((round, rates) -> {
             Integer g = rates.get("guarded");
@@ -84,8 +99,16 @@ final class LoadSummary {
                 double ratio = (double) g / u;
                 ratios.add(ratio);
                 cpuRatiosUnguarded.add((double) gc / uc);
-                b.append(String.format(Locale.ROOT, "round %s: guarded/unguarded msg/s = %,d / %,d = %.3f; machine CPU per message %,d / %,d µs = %.3f%n",
+                b.append(String.format(Locale.ROOT, "round %s: guarded/unguarded msg/s = %,d / %,d = %.3f; machine CPU per message %,d / %,d µs = %.3f",
                         round, g, u, ratio, gc, uc, (double) gc / uc));
+                Map<String, Integer> aboveIdle = aboveIdleByRound.getOrDefault(round, Map.of());
+                if (aboveIdle.containsKey("guarded") && aboveIdle.containsKey("unguarded")) {
+                    int ga = aboveIdle.get("guarded");
+                    int ua = aboveIdle.get("unguarded");
+                    aboveIdleRatios.add((double) ga / ua);
+                    b.append(String.format(Locale.ROOT, ", above idle %,d / %,d µs = %.3f", ga, ua, (double) ga / ua));
+                }
+                b.append('\n');
             }
         });
         // With BENCH_MODES="guarded outbox database": what each variant costs per message beside the guarded run.
@@ -111,8 +134,9 @@ final class LoadSummary {
         if (!ratios.isEmpty()) {
             double rate = median(ratios);
             double cpu = median(cpuRatiosUnguarded);
-            b.append(String.format(Locale.ROOT, "median guarded/unguarded over %d round(s): msg/s %.3f, machine CPU per message %.3f%n",
-                    ratios.size(), rate, cpu));
+            b.append(String.format(Locale.ROOT, "median guarded/unguarded over %d round(s): msg/s %.3f, machine CPU per message %.3f%s%n",
+                    ratios.size(), rate, cpu, aboveIdleRatios.size() == ratios.size()
+                            ? String.format(Locale.ROOT, ", above idle %.3f", median(aboveIdleRatios)) : ""));
             int duplicatePercent = duplicatePercent(runs);
             if (duplicatePercent == 0) {
                 b.append(String.format(Locale.ROOT, "targets at 0 %% duplicates: msg/s >= %.2f %s, CPU per message <= %.2f %s%n",
