@@ -124,7 +124,7 @@ public class OnceOnlyRuntime {
             }
         });
         ThreadFactory threads = managedThreads != null ? managedThreads : r -> {
-            Thread t = new Thread(r, "onceonly-done-writer");
+            Thread t = new Thread(r);
             t.setDaemon(true);
             return t;
         };

@@ -53,6 +53,8 @@ final class DoneWriter {
      */
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
+    static final String THREAD_NAME = "onceonly-done-writer";
+
     /** No writer thread. */
     private static final int NONE = 0;
     /** The writer is running: gathering or writing; it looks at the queue before it parks. */
@@ -126,6 +128,8 @@ final class DoneWriter {
             flush(); // rather than leave a committed message in progress until its lease ends
             return;
         }
+        // Named, so that a thread dump or the kernel's per-thread CPU shows the marks' writer as such.
+        t.setName(THREAD_NAME);
         writer = t;
         t.start();
     }

@@ -55,6 +55,7 @@ class DoneWriterTest {
         writer.add(first);
         first.awaitWritten();
         assertEquals(1, writers.size());
+        assertEquals(DoneWriter.THREAD_NAME, writers.get(0).getName());
         writers.get(0).join(5_000);
         assertFalse(writers.get(0).isAlive(), "the writer ended after 100 ms without a mark");
 
