@@ -114,8 +114,8 @@ class ObservabilityIT {
             // Spans are exported as they end, which is not the order of the chain: wait for its ends and the link between them.
             List<OtlpReceiver.ReceivedSpan> spans = Eventually.await("the trace from the request to the reserved consumer's claim",
                     Duration.ofSeconds(60), () -> otlp.spans().stream().filter(s -> s.traceId().equals(trace)).toList(),
-                    found -> found.stream().anyMatch(s -> claimOf(s, "reserved")) && found.stream().anyMatch(s -> s.name().endsWith(" create")
-                            && found.stream().anyMatch(c -> c.kind().equals("SPAN_KIND_CONSUMER") && c.spanId().equals(s.parentSpanId())))
+                    found -> found.stream().anyMatch(s -> claimOf(s, "reserved") && hasParent(found, s, "SPAN_KIND_CONSUMER"))
+                            && found.stream().anyMatch(s -> s.name().endsWith(" create") && hasParent(found, s, "SPAN_KIND_CONSUMER"))
                             && found.stream().anyMatch(s -> s.parentSpanId().equals(callerSpan)));
             OtlpReceiver.ReceivedSpan request = only(spans, s -> s.kind().equals("SPAN_KIND_SERVER") && s.parentSpanId().equals(callerSpan));
             OtlpReceiver.ReceivedSpan publish = only(spans, s -> s.kind().equals("SPAN_KIND_PRODUCER") && s.name().endsWith(" publish")
@@ -136,6 +136,14 @@ class ObservabilityIT {
             OtlpReceiver.ReceivedSpan reservedClaim = only(spans, s -> claimOf(s, "reserved"));
             assertEquals(reserved.spanId(), reservedClaim.parentSpanId(), "onceonly.claim of reserved inside its consumer span: " + spans);
         }
+    }
+
+    /**
+     * Whether {@code span}'s parent, of {@code kind}, has arrived too. A consumer span ends (and is
+     * exported) after the claim span inside it, often in a later export batch.
+     */
+    private static boolean hasParent(List<OtlpReceiver.ReceivedSpan> found, OtlpReceiver.ReceivedSpan span, String kind) {
+        return found.stream().anyMatch(p -> p.kind().equals(kind) && p.spanId().equals(span.parentSpanId()));
     }
 
     private static boolean claimOf(OtlpReceiver.ReceivedSpan span, String consumer) {
