@@ -11,7 +11,6 @@ import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.Settings;
-import dev.onceonly.testing.TestThreads;
 
 import java.time.Instant;
 import java.util.Map;
@@ -70,7 +69,7 @@ final class GuardFixture implements AutoCloseable {
             return t;
         });
         settings = Settings.withLedger(Settings.defaults(CONSUMER, KeyStrategy.CONTENT), ledgerOn);
-        engine = new GuardEngine(store, TransactionRunner.NONE, ledgerOn ? INSERTING : null, scheduler, TestThreads.daemon("done-writer"), GuardListener.NONE,
+        engine = new GuardEngine(store, TransactionRunner.NONE, ledgerOn ? INSERTING : null, scheduler, GuardListener.NONE,
                 new KeyDeriver("oo:"));
         body = new byte[bodySize];
         for (int i = 0; i < bodySize; i++) {

@@ -36,7 +36,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 
 /**
  * The composition root of the guard in this application: wires the claim store, the ledger (when a
@@ -70,10 +69,6 @@ public class OnceOnlyRuntime {
     /** Liberty's managed scheduler: lease renewals then run with the application's context. */
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
     ScheduledExecutorService managedScheduler;
-
-    /** Liberty's managed thread factory: the done markers' writer thread runs with the application's context. */
-    @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
-    ThreadFactory managedThreads;
 
     private final Clock clock = Clock.systemUTC();
     private ScheduledExecutorService ownScheduler;
@@ -123,12 +118,7 @@ public class OnceOnlyRuntime {
                 all.add(l);
             }
         });
-        ThreadFactory threads = managedThreads != null ? managedThreads : r -> {
-            Thread t = new Thread(r);
-            t.setDaemon(true);
-            return t;
-        };
-        engine = new GuardEngine(store, tx, ledger, scheduler, threads, GuardListener.all(all), extension.keyDeriver());
+        engine = new GuardEngine(store, tx, ledger, scheduler, GuardListener.all(all), extension.keyDeriver());
         extension.methods().values().forEach(m -> {
             var s = m.settings();
             LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),

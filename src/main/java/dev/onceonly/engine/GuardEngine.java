@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -82,19 +81,18 @@ public final class GuardEngine implements ClaimStoreControl {
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    runs the lease renewal sweep (from the first guarded message on, every sixth
-     *                     of the shortest lease); must not be used for long work
-     * @param threads      makes the thread that writes the done markers of consumers with the ledger
-     *                     on, while messages come (on a Jakarta EE server, a managed thread factory)
+     *                     of the shortest lease) and, with the ledger on, the writes of done markers;
+     *                     must not be used for long work
      * @param listener     told every outcome and phase
      * @param keys         derives the message keys
      */
-    public GuardEngine(ClaimStore store, TransactionRunner transactions, Ledger ledger, ScheduledExecutorService scheduler,
-                       ThreadFactory threads, GuardListener listener, KeyDeriver keys) {
+    public GuardEngine(ClaimStore store, TransactionRunner transactions, Ledger ledger,
+                       ScheduledExecutorService scheduler, GuardListener listener, KeyDeriver keys) {
         this.store = Objects.requireNonNull(store, "store");
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.ledger = ledger;
         this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"));
-        this.doneWriter = new DoneWriter(store, Objects.requireNonNull(threads, "threads"));
+        this.doneWriter = new DoneWriter(store, scheduler);
         this.listener = Objects.requireNonNull(listener, "listener");
         this.keys = Objects.requireNonNull(keys, "keys");
     }
@@ -149,11 +147,10 @@ public final class GuardEngine implements ClaimStoreControl {
     public int close(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         closing = true;
-        doneWriter.stop(); // from now on each mark is written by the thread that adds it, or below
         synchronized (idle) {
             while (true) {
-                // Marks queued before the writer stopped are written here: a stopping application's
-                // writer thread may never have run.
+                // Marks queued by calls that ended meanwhile are written here, not left to a drain the
+                // stopping application's executor may never run.
                 doneWriter.flush();
                 long left = deadline - System.nanoTime();
                 if (inFlight() == 0 || left <= 0) {

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * work (ledger row, then handler) and the transaction's completion callback: one object per
  * message where lambdas would make three.
  */
-final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion, LeaseSweep.Lease, DoneWriter.Mark {
+final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion, LeaseSweep.Lease {
     /** How long a failed completion is retried, in leases. */
     private static final int COMPLETE_RETRY_LEASES = 10;
 
@@ -301,13 +301,13 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         engine.leases.hold(this, settings.lease());
     }
 
-    @Override
-    public ClaimStore.CompleteRequest completeRequest() {
+    /** What {@link DoneWriter} asks the store for this call. */
+    ClaimStore.CompleteRequest completeRequest() {
         return new ClaimStore.CompleteRequest(key.storeKey(), token, key.fingerprint(), settings.retention());
     }
 
-    @Override
-    public void doneWritten(HolderResult r) {
+    /** {@link DoneWriter}: the store answered this call's completion. */
+    void doneWritten(HolderResult r) {
         try {
             // Not ours any more: take it again if nobody holds it, as on the consumer's thread.
             holderAnswered("complete", r == HolderResult.APPLIED ? r : completeOrTakeAgain(false));
@@ -319,9 +319,8 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         finished();
     }
 
-    /** The batch with this call's completion failed: the sweep retries it. */
-    @Override
-    public void doneNotWritten(ClaimStoreException e) {
+    /** {@link DoneWriter}: the batch with this call's completion failed; the sweep retries it. */
+    void doneNotWritten(ClaimStoreException e) {
         engine.listener.onStoreError(settings.consumer(), "complete");
         retryCompleteLater(e);
     }

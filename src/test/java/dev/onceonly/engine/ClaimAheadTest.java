@@ -17,7 +17,6 @@ import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.Settings;
-import dev.onceonly.testing.TestThreads;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -51,7 +50,7 @@ class ClaimAheadTest {
     private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
     private final InMemoryClaimStore memory = new InMemoryClaimStore(10_000, clock);
     private final CountingStore store = new CountingStore(memory);
-    private final GuardEngine engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, TestThreads.daemon("done-writer"), events::add, keys);
+    private final GuardEngine engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, events::add, keys);
     private final ConsumerSettings settings = Settings.defaults("orders", KeyStrategy.CONTENT);
     private final AtomicInteger runs = new AtomicInteger();
 

@@ -29,7 +29,6 @@ import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.Settings;
 import dev.onceonly.testing.TestRedis;
-import dev.onceonly.testing.TestThreads;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceException;
 import jakarta.transaction.Status;
@@ -54,7 +53,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -259,15 +257,15 @@ class GuardEngineLedgerTest {
                 MessageView changed = message("{\"order\":\"" + order + "\",\"sku\":\"w\",\"qty\":3,\"at\":\"10:00\"}");
                 MessageKey key = keys.derive(byOrder, first, null);
                 try {
-                    engine = new GuardEngine(claimStore, transactions, jpaLedger, scheduler, TestThreads.daemon("done-writer"), listener, keys);
+                    engine = new GuardEngine(claimStore, transactions, jpaLedger, scheduler, listener, keys);
                     guard(byOrder, first, businessWrite(order));
                     assertNull(guard(byOrder, resent, businessWrite(order + "-resent")));
                     assertThrows(MessageRefusedException.class, () -> guard(byOrder, changed, businessWrite(order + "-changed")));
 
                     // A store that forgot the key, for each copy: the ledger's DUPLICATE marks it done again.
-                    engine = new GuardEngine(new InMemoryClaimStore(10_000, clock), transactions, jpaLedger, scheduler, TestThreads.daemon("done-writer"), listener, keys);
+                    engine = new GuardEngine(new InMemoryClaimStore(10_000, clock), transactions, jpaLedger, scheduler, listener, keys);
                     assertNull(guard(byOrder, resent, businessWrite(order + "-resent")));
-                    engine = new GuardEngine(new InMemoryClaimStore(10_000, clock), transactions, jpaLedger, scheduler, TestThreads.daemon("done-writer"), listener, keys);
+                    engine = new GuardEngine(new InMemoryClaimStore(10_000, clock), transactions, jpaLedger, scheduler, listener, keys);
                     assertThrows(MessageRefusedException.class, () -> guard(byOrder, changed, businessWrite(order + "-changed")));
 
                     assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.CONFLICT, Outcome.DUPLICATE, Outcome.CONFLICT),
@@ -543,7 +541,7 @@ class GuardEngineLedgerTest {
     void aDoneMarkerLostWithItsInstanceLeavesCopiesBusyUntilTheLeaseEndsThenToTheLedger() throws Exception {
         HeldCompletions dying = new HeldCompletions(store); // its marker never goes out while the test looks
         ScheduledExecutorService itsScheduler = Executors.newSingleThreadScheduledExecutor();
-        GuardEngine first = new GuardEngine(dying, transactions, jpaLedger, itsScheduler, TestThreads.daemon("done-writer"), listener, new KeyDeriver("oo:"));
+        GuardEngine first = new GuardEngine(dying, transactions, jpaLedger, itsScheduler, listener, new KeyDeriver("oo:"));
         MessageView m = message("{\"order\":\"dies\"}");
         MessageKey key = keyOf(settings, m);
         first.guard(settings, Dispatch.of(m), null, businessWrite("dies"));
@@ -566,43 +564,30 @@ class GuardEngineLedgerTest {
         assertEquals(ClaimState.DONE, claimState(key));
     }
 
-    /** Stopping writes the marks still queued, even when the writer thread never got to run. */
+    /** Stopping writes the marks still queued, even when the executor no longer runs the drain. */
     @Test
-    void closingWritesTheDoneMarksTheWriterDidNotGetTo() throws Exception {
+    void closingWritesTheDoneMarksTheExecutorDidNotGetTo() throws Exception {
+        ScheduledExecutorService stuck = Executors.newSingleThreadScheduledExecutor();
         CountDownLatch blocked = new CountDownLatch(1);
-        ThreadFactory stuck = TestThreads.daemon("stuck-writer");
-        ThreadFactory neverRuns = r -> stuck.newThread(() -> {
+        stuck.execute(() -> {
             try {
                 blocked.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
             }
-            r.run();
         });
         try {
-            GuardEngine stopping = new GuardEngine(store, transactions, jpaLedger, scheduler, neverRuns, listener, new KeyDeriver("oo:"));
+            GuardEngine stopping = new GuardEngine(store, transactions, jpaLedger, stuck, listener, new KeyDeriver("oo:"));
             MessageView m = message("{\"order\":\"at-shutdown\"}");
             stopping.guard(settings, Dispatch.of(m), null, businessWrite("at-shutdown"));
-            assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, m)), "the writer never ran");
+            assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, m)), "the drain never ran");
 
             assertEquals(0, stopping.close(Duration.ofSeconds(5)), "nothing left unfinished");
             assertEquals(ClaimState.DONE, claimState(keyOf(settings, m)));
         } finally {
             blocked.countDown();
+            stuck.shutdownNow();
         }
-    }
-
-    /** A stopping application's managed thread factory refuses: the consumer's thread writes its own mark. */
-    @Test
-    void withoutAWriterThreadTheMarkIsWrittenBeforeTheGuardReturns() throws Exception {
-        engine = new GuardEngine(store, transactions, jpaLedger, scheduler, r -> {
-            throw new IllegalStateException("application stopping");
-        }, listener, new KeyDeriver("oo:"));
-        MessageView m = message("{\"order\":\"no-writer\"}");
-        engine.guard(settings, Dispatch.of(m), null, businessWrite("no-writer"));
-        assertEquals(ClaimState.DONE, claimState(keyOf(settings, m)), "marked on the consumer's thread");
-        assertEquals(0, engine.inFlight());
     }
 
     /** A batch of markers the store could not take is written by the lease sweep once it answers. */
@@ -622,6 +607,8 @@ class GuardEngineLedgerTest {
         assertEquals(List.of(1), failingOnce.batches, "one batch, refused; the retry is a single completion");
         assertEquals(ClaimState.DONE, claimState(keyOf(shortLease, m)));
     }
+
+    // ---- helpers ----
 
     // ---- helpers ----
 
@@ -653,7 +640,7 @@ class GuardEngineLedgerTest {
     }
 
     private GuardEngine engine(ClaimStore claimStore, Ledger ledger) {
-        return new GuardEngine(claimStore, transactions, ledger, scheduler, TestThreads.daemon("done-writer"), listener, new KeyDeriver("oo:"));
+        return new GuardEngine(claimStore, transactions, ledger, scheduler, listener, new KeyDeriver("oo:"));
     }
 
     private static MessageView message(String body) {

@@ -17,7 +17,6 @@ import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.Settings;
-import dev.onceonly.testing.TestThreads;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,7 +53,7 @@ class GuardEngineTest {
     private final AtomicInteger runs = new AtomicInteger();
 
     private GuardEngine engineOn(dev.onceonly.spi.ClaimStore s) {
-        return new GuardEngine(s, TransactionRunner.NONE, null, scheduler, TestThreads.daemon("done-writer"), events::add, keys);
+        return new GuardEngine(s, TransactionRunner.NONE, null, scheduler, events::add, keys);
     }
 
     @AfterEach
@@ -480,7 +479,7 @@ class GuardEngineTest {
     @Test
     void aHolderWhoseClaimWasTakenOverRollsBackInsteadOfCommitting() throws Exception {
         AskingRunner tx = new AskingRunner();
-        engine = new GuardEngine(store, tx, null, scheduler, TestThreads.daemon("done-writer"), events::add, keys);
+        engine = new GuardEngine(store, tx, null, scheduler, events::add, keys);
         MessageKey key = keys.derive(settings, view("paused"), null);
         RecordingDispatch delivery = new RecordingDispatch(view("paused"));
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> engine.guard(settings, delivery, null, () -> {
@@ -499,7 +498,7 @@ class GuardEngineTest {
     @Test
     void aClaimTheStoreLostIsTakenAgainBeforeTheCommit() throws Exception {
         AskingRunner tx = new AskingRunner();
-        engine = new GuardEngine(store, tx, null, scheduler, TestThreads.daemon("done-writer"), events::add, keys);
+        engine = new GuardEngine(store, tx, null, scheduler, events::add, keys);
         RecordingDispatch delivery = new RecordingDispatch(view("lost"));
         assertEquals("effect", engine.guard(settings, delivery, null, () -> {
             clock.advance(settings.lease().plusSeconds(1)); // the claim expired, nobody took it
@@ -660,7 +659,7 @@ class GuardEngineTest {
         };
         ScheduledExecutorService pool = Executors.newScheduledThreadPool(4);
         try {
-            engine = new GuardEngine(slowForOneKey, TransactionRunner.NONE, null, pool, TestThreads.daemon("done-writer"), events::add, keys);
+            engine = new GuardEngine(slowForOneKey, TransactionRunner.NONE, null, pool, events::add, keys);
             CountDownLatch started = new CountDownLatch(2);
             CompletableFuture<Object> slow = slowHandler(shortLease, "slow-node", started);
             CompletableFuture<Object> fast = slowHandler(shortLease, "fast-node", started);

@@ -15,7 +15,6 @@ import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.InMemoryTelemetry;
 import dev.onceonly.testing.Settings;
 import dev.onceonly.testing.TestRabbit;
-import dev.onceonly.testing.TestThreads;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Scope;
@@ -63,7 +62,7 @@ class TraceAcrossTheBrokerTest {
     final InboundChannelTest.Probe probe = new InboundChannelTest.Probe();
     final ConsumerSettings settings = Settings.defaults("inventory", KeyStrategy.CONTENT);
     final GuardEngine engine = new GuardEngine(new InMemoryClaimStore(1000, Clock.systemUTC()), TransactionRunner.NONE, null,
-            scheduler, TestThreads.daemon("done-writer"), new GuardTracing(telemetry.tracer()), new KeyDeriver("oo:"));
+            scheduler, new GuardTracing(telemetry.tracer()), new KeyDeriver("oo:"));
     TestRabbit rabbit;
     OutboundChannel outbound;
     InboundChannel inbound;
