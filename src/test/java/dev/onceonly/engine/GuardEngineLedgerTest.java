@@ -610,8 +610,6 @@ class GuardEngineLedgerTest {
 
     // ---- helpers ----
 
-    // ---- helpers ----
-
     /**
      * The one call of {@link GuardEngine#guard} in this class. With the ledger on, the done marker is
      * written after the guard returned ({@link DoneWriter}): when the call's own transaction ended,
