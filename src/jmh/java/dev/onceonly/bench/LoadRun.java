@@ -133,11 +133,10 @@ public final class LoadRun {
             Orders orders = new Orders("load-" + UUID.randomUUID() + "-", count, duplicatePercent, skus);
             System.out.printf("[%s] measuring: %,d messages (%,d distinct orders, %,d duplicates) on %d SKUs%n",
                     label, count, orders.distinct(), count - orders.distinct(), skus);
-            double[] wallSeconds = new double[1];
-            Watched measured = Watched.over(() -> wallSeconds[0] = follow(label, orders, publish, probe, queue, unroutable, 0));
+            Watched measured = Watched.over(() -> follow(label, orders, publish, probe, queue, unroutable, 0));
             JsonObject after = stats();
             JsonObject shipping = shippingSummary(orders.prefix);
-            JsonObject result = result(opts, demos.size(), label, count, orders, wallSeconds[0], measured, idle, before, after, shipping);
+            JsonObject result = result(opts, demos.size(), label, count, orders, measured, idle, before, after, shipping);
             System.out.print(LoadSummary.block(result));
             checkMode(label, after.getJsonObject("timing").getJsonObject("guardMicros").getJsonNumber("count").longValue());
             Thread.sleep(1_000); // the relay publishes right behind the consumer
@@ -150,10 +149,10 @@ public final class LoadRun {
     /**
      * Publishes {@code orders} (from a thread of its own) and prints progress until every message
      * returned from the consumer ({@code timing.returned} of the demo, counted from {@code base})
-     * and the queue is empty. Returns the seconds from the first publish to the end.
+     * and the queue is empty.
      */
-    private double follow(String label, Orders orders, Channel publish, Channel probe, String queue,
-                          AtomicReference<String> unroutable, long base) throws Exception {
+    private void follow(String label, Orders orders, Channel publish, Channel probe, String queue,
+                        AtomicReference<String> unroutable, long base) throws Exception {
         AtomicInteger published = new AtomicInteger();
         AtomicReference<Exception> publishFailure = new AtomicReference<>();
         String exchange = opts.get("exchange", "orders");
@@ -204,12 +203,12 @@ public final class LoadRun {
             previousTick = now;
             if (returned >= orders.size && ready == 0 && published.get() == orders.size) {
                 publisher.join();
-                return (now - t0) / 1e9;
+                return;
             }
         }
     }
 
-    private static JsonObject result(Args opts, int instances, String label, int count, Orders orders, double wallSeconds,
+    private static JsonObject result(Args opts, int instances, String label, int count, Orders orders,
                                      Watched measured, Watched idle, JsonObject before, JsonObject after, JsonObject shipping) {
         CpuUse cpu = measured.cpu;
         // What the machine would have spent over the measured phase's length doing nothing, taken off.
@@ -226,7 +225,7 @@ public final class LoadRun {
                 .add("instances", instances)
                 .add("messages", count)
                 .add("distinctOrders", orders.distinct())
-                .add("wallSeconds", Math.round(wallSeconds * 10) / 10.0)
+                .add("wallSeconds", Math.round(measured.seconds * 10) / 10.0)
                 .add("machineCpuBusyPercent", Math.round(cpu.busyShare() * 1000) / 10.0)
                 .add("machineCpuMicrosPerMessage", Math.round(cpu.busyMicros() / count))
                 .add("cpuMicrosPerMessageByProcess", cpu.microsByProcessPer(count))

@@ -38,15 +38,12 @@ final class LoadSummary {
         b.append(guard.getInt("count") == 0 ? "  guard     off\n" : String.format(Locale.ROOT,
                 "  guard     p50 %.1f us, p99 %.1f us, max %.1f us (%,d messages)%n",
                 num(guard, "p50"), num(guard, "p99"), num(guard, "max"), guard.getInt("count")));
-        StringBuilder byProcess = new StringBuilder();
-        r.getJsonObject("cpuMicrosPerMessageByProcess").forEach((name, us) -> byProcess.append(", ").append(name).append(' ').append(us));
         b.append(String.format(Locale.ROOT, "  machine   CPU %.1f %% busy (all CPUs, all processes), %,d us of CPU per message%s%n",
-                num(r, "machineCpuBusyPercent"), r.getInt("machineCpuMicrosPerMessage"), byProcess));
+                num(r, "machineCpuBusyPercent"), r.getInt("machineCpuMicrosPerMessage"), byProcess(r, "cpuMicrosPerMessageByProcess")));
         if (r.containsKey("machineCpuMicrosPerMessageAboveIdle")) {
-            StringBuilder idleByProcess = new StringBuilder();
-            r.getJsonObject("idleCpuMicrosPerSecondByProcess").forEach((name, us) -> idleByProcess.append(", ").append(name).append(' ').append(us));
             b.append(String.format(Locale.ROOT, "  idle      CPU %.1f %% busy with the queue empty (us per second%s); above it %,d us of CPU per message%n",
-                    num(r, "idleMachineCpuBusyPercent"), idleByProcess, r.getInt("machineCpuMicrosPerMessageAboveIdle")));
+                    num(r, "idleMachineCpuBusyPercent"), byProcess(r, "idleCpuMicrosPerSecondByProcess"),
+                    r.getInt("machineCpuMicrosPerMessageAboveIdle")));
         }
         b.append(String.format(Locale.ROOT, "  outcomes  processed %,d, duplicate %,d by Redis + %,d by ledger, busy %,d, failed %,d, retry %,d, conflict %,d, rejected %,d, dead-lettered %,d%n",
                 o.getInt("processed"), o.getInt("duplicateByClaimStore"), o.getInt("duplicateByLedger"), o.getInt("busy"),
@@ -54,6 +51,13 @@ final class LoadSummary {
         b.append(String.format(Locale.ROOT, "  effects   %,d shipping calls for %,d orders (at most %d per order)%n",
                 r.getInt("shippingCalls"), r.getInt("shippedOrders"), r.getInt("maxShipmentsPerOrder")));
         return b.toString();
+    }
+
+    /** {@code ", java 1422, beam.smp 462, ..."}: a result's per-process CPU figures, largest first as written. */
+    private static String byProcess(JsonObject r, String field) {
+        StringBuilder list = new StringBuilder();
+        r.getJsonObject(field).forEach((name, us) -> list.append(", ").append(name).append(' ').append(us));
+        return list.toString();
     }
 
     /** Markdown table of all runs, then guarded/unguarded throughput per round and their median. */
