@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
@@ -24,9 +25,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * row committed with the effect). Without a ledger nothing would stop that copy, so those consumers
  * complete before the acknowledgement, on the consumer's thread ({@link GuardedCall}).
  *
- * <p>One drain at a time runs on the executor, {@link #GATHER_MICROS} after the first completion it
- * will carry; a call added while it waits or runs is taken by it or by the drain the adder starts. A store failure hands each call of the batch back to its own retry (the
- * lease sweep's, as for a completion that failed on the consumer's thread).
+ * <p>Under load most completions need no round trip of their own: the next claim takes the ones
+ * queued and sends them ahead of itself in its own round trip ({@link #claim}, {@link #claimAll};
+ * for stores that can, {@link ClaimStore#completesWithClaims}). The drain on the executor writes
+ * the ones no claim came for. One drain at a time runs there, {@link #GATHER_MICROS} after the
+ * first completion it will carry; a call added while it waits or runs is taken by it, by a claim or
+ * by the drain the adder starts. Each queued completion is taken by one writer only. A store
+ * failure hands each call of the batch back to its own retry (the lease sweep's, as for a
+ * completion that failed on the consumer's thread).
  */
 final class DoneWriter {
 
@@ -42,13 +48,64 @@ final class DoneWriter {
     static final long GATHER_MICROS = 5_000;
 
     private final ClaimStore store;
+    /** Whether claims carry queued completions: only where that adds no wait to the claim. */
+    private final boolean withClaims;
     private final ScheduledExecutorService executor;
     private final ConcurrentLinkedQueue<GuardedCall<?>> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean draining = new AtomicBoolean();
 
     DoneWriter(ClaimStore store, ScheduledExecutorService executor) {
         this.store = store;
+        this.withClaims = store.completesWithClaims();
         this.executor = executor;
+    }
+
+    /**
+     * Claims one key, with the completions queued here sent ahead of it where the store allows.
+     *
+     * @param claim the claim
+     * @return the claim's answer
+     * @throws ClaimStoreException when the store failed; the completions it carried are then retried
+     *                             by the sweep
+     */
+    ClaimResult claim(ClaimStore.ClaimRequest claim) {
+        if (!withClaims || pending.isEmpty()) {
+            return store.claim(claim.key(), claim.token(), claim.fingerprint(), claim.lease());
+        }
+        return completeThenClaim(List.of(claim)).get(0);
+    }
+
+    /**
+     * {@link ClaimStore#claimAll}, with the completions queued here sent ahead where the store allows.
+     *
+     * @param claims the claims
+     * @return their answers, in order
+     * @throws ClaimStoreException as {@link #claim}
+     */
+    List<ClaimResult> claimAll(List<ClaimStore.ClaimRequest> claims) {
+        if (!withClaims || pending.isEmpty()) {
+            return store.claimAll(claims);
+        }
+        return completeThenClaim(claims);
+    }
+
+    private List<ClaimResult> completeThenClaim(List<ClaimStore.ClaimRequest> claims) {
+        List<GuardedCall<?>> batch = nextBatch();
+        if (batch.isEmpty()) {
+            return store.claimAll(claims); // taken meanwhile by the drain or another claim
+        }
+        ClaimStore.Answers answers;
+        try {
+            answers = store.completeThenClaim(requests(batch), claims);
+        } catch (ClaimStoreException e) {
+            notWritten(batch, e);
+            throw e;
+        } catch (RuntimeException e) {
+            notWritten(batch, new ClaimStoreException(store.name(), "complete", e));
+            throw e;
+        }
+        written(batch, answers.completions());
+        return answers.claims();
     }
 
     /** Queues the completion of {@code call}; the call is told the answer ({@link GuardedCall#doneWritten}). */
@@ -99,28 +156,37 @@ final class DoneWriter {
     }
 
     private void write(List<GuardedCall<?>> batch) {
+        List<HolderResult> results;
+        try {
+            results = store.completeAll(requests(batch));
+        } catch (ClaimStoreException e) {
+            notWritten(batch, e);
+            return;
+        } catch (RuntimeException e) {
+            // Not a store failure the contract allows; still, no call may be left unfinished.
+            notWritten(batch, new ClaimStoreException(store.name(), "complete", e));
+            return;
+        }
+        written(batch, results);
+    }
+
+    private static List<ClaimStore.CompleteRequest> requests(List<GuardedCall<?>> batch) {
         List<ClaimStore.CompleteRequest> requests = new ArrayList<>(batch.size());
         for (GuardedCall<?> call : batch) {
             requests.add(call.completeRequest());
         }
-        List<HolderResult> results;
-        try {
-            results = store.completeAll(requests);
-        } catch (ClaimStoreException e) {
-            for (GuardedCall<?> call : batch) {
-                call.doneNotWritten(e);
-            }
-            return;
-        } catch (RuntimeException e) {
-            // Not a store failure the contract allows; still, no call may be left unfinished.
-            ClaimStoreException failure = new ClaimStoreException(store.name(), "complete", e);
-            for (GuardedCall<?> call : batch) {
-                call.doneNotWritten(failure);
-            }
-            return;
-        }
+        return requests;
+    }
+
+    private static void written(List<GuardedCall<?>> batch, List<HolderResult> results) {
         for (int i = 0; i < batch.size(); i++) {
             batch.get(i).doneWritten(results.get(i));
+        }
+    }
+
+    private static void notWritten(List<GuardedCall<?>> batch, ClaimStoreException failure) {
+        for (GuardedCall<?> call : batch) {
+            call.doneNotWritten(failure);
         }
     }
 }

@@ -236,7 +236,8 @@ public final class GuardEngine implements ClaimStoreControl {
             try {
                 GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
                 try {
-                    claim = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+                    // The done marks queued meanwhile go in the same round trip (DoneWriter).
+                    claim = doneWriter.claim(new ClaimStore.ClaimRequest(key.storeKey(), token, key.fingerprint(), settings.lease()));
                 } finally {
                     phase.end();
                 }
@@ -336,7 +337,7 @@ public final class GuardEngine implements ClaimStoreControl {
         List<ClaimResult> results;
         GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
         try {
-            results = store.claimAll(requests);
+            results = doneWriter.claimAll(requests);
         } catch (ClaimStoreException e) {
             listener.onStoreError(settings.consumer(), "claim");
             releaseQuietly(requests);

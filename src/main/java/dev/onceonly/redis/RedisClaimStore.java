@@ -81,7 +81,9 @@ import java.util.function.UnaryOperator;
  * <h2>Batches</h2>
  * {@link #claimAll} and {@link #completeAll} send their commands pipelined on one connection to the
  * master (standalone, Sentinel): the same commands as the single calls, one round trip for up to
- * {@link #MAX_ROUND} keys, with {@code completeAll}'s one {@code WAIT} after the last completion.
+ * {@link #MAX_ROUND} keys, with {@code completeAll}'s one {@code WAIT} after the last completion;
+ * {@link #completeThenClaim} sends its completions ahead of its claims in one such round trip (not
+ * with {@code WAIT}: see {@link #completesWithClaims}).
  * Each reply is read as the single call reads it. A key whose command Redis refused (NOSCRIPT, the
  * native claim refused, anything else) is sent again on its own as the single call's attempt would
  * be; a round whose connection was lost is sent again whole, as the single calls are. In a cluster,
@@ -136,6 +138,8 @@ public final class RedisClaimStore implements ClaimStore {
 
     /** Commands one round trip of a batch carries at most; a longer batch takes several. */
     static final int MAX_ROUND = 256;
+    /** The replicas array of a round without completions. */
+    private static final int[] NO_REPLICAS = new int[0];
 
     private final UnifiedJedis redis;
     /**
@@ -461,45 +465,12 @@ public final class RedisClaimStore implements ClaimStore {
         for (List<ClaimRequest> round : rounds(requests, ClaimRequest::key)) {
             // A round whose connection was lost is sent again whole (see call): every claim of the
             // first attempt that took its key is recognised by its own token, as claim does.
-            List<Object> found = call("claim", UnaryOperator.identity(), () -> claimRound(round));
+            List<Object> found = call("claim", UnaryOperator.identity(), () -> round(List.of(), round, NO_REPLICAS));
             for (int i = 0; i < round.size(); i++) {
                 results.add(claimed(found.get(i), round.get(i).token()));
             }
         }
         return results;
-    }
-
-    /** One attempt of a round of claims, pipelined: the value each found (null where it took the key), in order. */
-    private List<Object> claimRound(List<ClaimRequest> round) {
-        boolean byScript = !nativeClaim;
-        List<Response<?>> sent = new ArrayList<>(round.size());
-        try (Pipeline p = pipeline()) {
-            for (ClaimRequest r : round) {
-                String claim = inProgress(r.token(), r.fingerprint());
-                long lease = r.lease().toMillis();
-                sent.add(byScript ? p.evalsha(CLAIM_SCRIPT.sha, 1, r.key(), claim, Long.toString(lease))
-                        : p.setGet(r.key(), claim, SetParams.setParams().nx().px(lease)));
-            }
-            p.sync();
-        }
-        List<Object> found = new ArrayList<>(round.size());
-        for (int i = 0; i < round.size(); i++) {
-            ClaimRequest r = round.get(i);
-            try {
-                found.add(sent.get(i).get());
-            } catch (JedisDataException e) {
-                // Redis refused this one command (NOSCRIPT, NX with GET before 7.0, ...) and wrote
-                // nothing for it: it is attempted again on its own, as claim's attempt does it (by
-                // source, by script), and what Redis refuses then fails the batch as it fails a
-                // claim. No other request of the round has this key (see rounds), so this later
-                // attempt overtakes none.
-                if (!byScript && refusesNxWithGet(e)) {
-                    claimByScriptFromNowOn();
-                }
-                found.add(claimOnce(r.key(), inProgress(r.token(), r.fingerprint()), r.lease().toMillis()));
-            }
-        }
-        return found;
     }
 
     /**
@@ -525,7 +496,7 @@ public final class RedisClaimStore implements ClaimStore {
             // A round whose connection was lost is sent again whole (see call); a key the retry finds
             // done with its own done value was completed by the first attempt (see ownCompletion).
             List<Object> replies = call("complete", retried -> ownCompletions(retried, args),
-                    () -> completeRound(args, replicas));
+                    () -> round(args, List.of(), replicas));
             for (int i = 0; i < round.size(); i++) {
                 results.add(completion(replies.get(i), replicas[i]).result());
             }
@@ -534,26 +505,74 @@ public final class RedisClaimStore implements ClaimStore {
     }
 
     /**
-     * One attempt of a round of completions, pipelined, then WAIT when configured: each script's
-     * reply, in order.
+     * {@inheritDoc}
+     *
+     * <p>Standalone and Sentinel with {@code waitReplicas = 0}: one pipelined round trip, the
+     * completion scripts first, when the requests fit in one round ({@link #MAX_ROUND}) and no key
+     * comes twice. Otherwise {@link #completeAll}, then {@link #claimAll}.
+     */
+    @Override
+    public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+        if (!completesWithClaims() || completions.isEmpty() || claims.isEmpty()
+                || completions.size() + claims.size() > MAX_ROUND || !distinctKeys(completions, claims)) {
+            return ClaimStore.super.completeThenClaim(completions, claims);
+        }
+        List<String[]> args = completions.stream()
+                .map(r -> completeArgs(r.key(), r.token(), r.fingerprint(), r.retention())).toList();
+        // Lost connection: sent again whole, read as completeAll's and claimAll's retries are.
+        List<Object> replies = call("claim", retried -> ownCompletions(retried, args),
+                () -> round(args, claims, new int[args.size()]));
+        List<HolderResult> completed = new ArrayList<>(args.size());
+        for (int i = 0; i < args.size(); i++) {
+            completed.add(holder(replies.get(i)));
+        }
+        List<ClaimResult> claimed = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            claimed.add(claimed(replies.get(args.size() + i), claims.get(i).token()));
+        }
+        return new Answers(completed, claimed);
+    }
+
+    /** Pipelined batches, and no WAIT: WAIT after the completions would hold the claims' replies until the replicas answer. */
+    @Override
+    public boolean completesWithClaims() {
+        return pipelinesBatches && waitReplicas == 0;
+    }
+
+    private static boolean distinctKeys(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+        Set<String> keys = new HashSet<>();
+        return completions.stream().allMatch(r -> keys.add(r.key())) && claims.stream().allMatch(r -> keys.add(r.key()));
+    }
+
+    /**
+     * One attempt of a round, pipelined: the completion scripts, WAIT after them when configured,
+     * then the claims. The replies in that order: each script's, then the value each claim found
+     * (null where it took the key). Callers put no key twice in a round (see {@link #rounds}).
      *
      * @param replicas receives for each completion WAIT's answer when its script changed the key, else -1
      */
-    private List<Object> completeRound(List<String[]> args, int[] replicas) {
-        List<Response<Object>> sent = new ArrayList<>(args.size());
+    private List<Object> round(List<String[]> completions, List<ClaimRequest> claims, int[] replicas) {
+        boolean byScript = !nativeClaim;
+        List<Response<?>> sent = new ArrayList<>(completions.size() + claims.size());
         Response<Long> wait = null;
         try (Pipeline p = pipeline()) {
-            for (String[] keyAndArgs : args) {
+            for (String[] keyAndArgs : completions) {
                 sent.add(p.evalsha(COMPLETE_SCRIPT.sha, 1, keyAndArgs));
             }
-            if (waitReplicas > 0) {
+            if (waitReplicas > 0 && !completions.isEmpty()) {
                 wait = p.waitReplicas(waitReplicas, waitTimeoutMillis);
+            }
+            for (ClaimRequest r : claims) {
+                String claim = inProgress(r.token(), r.fingerprint());
+                long lease = r.lease().toMillis();
+                sent.add(byScript ? p.evalsha(CLAIM_SCRIPT.sha, 1, r.key(), claim, Long.toString(lease))
+                        : p.setGet(r.key(), claim, SetParams.setParams().nx().px(lease)));
             }
             p.sync();
         }
         int acknowledged = wait == null ? -1 : acknowledged(wait);
-        List<Object> replies = new ArrayList<>(args.size());
-        for (int i = 0; i < args.size(); i++) {
+        List<Object> replies = new ArrayList<>(sent.size());
+        for (int i = 0; i < completions.size(); i++) {
             try {
                 Object reply = sent.get(i).get();
                 replicas[i] = isApplied(reply) ? acknowledged : -1;
@@ -562,19 +581,32 @@ public final class RedisClaimStore implements ClaimStore {
                 // Redis refused this one script (NOSCRIPT, ...) and wrote nothing for it: it is
                 // attempted again on its own, as complete's attempt does it (by source, with its own
                 // WAIT), and what Redis refuses then fails the batch as it fails a completion. No
-                // other request of the round has this key (see rounds).
+                // other request of the round has this key, so this later attempt overtakes none.
                 int[] own = {-1};
-                replies.add(completeOnce(args.get(i), own));
+                replies.add(completeOnce(completions.get(i), own));
                 replicas[i] = own[0];
+            }
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            ClaimRequest r = claims.get(i);
+            try {
+                replies.add(sent.get(completions.size() + i).get());
+            } catch (JedisDataException e) {
+                // Likewise for a claim (by source, by script; NX with GET refused before 7.0).
+                if (!byScript && refusesNxWithGet(e)) {
+                    claimByScriptFromNowOn();
+                }
+                replies.add(claimOnce(r.key(), inProgress(r.token(), r.fingerprint()), r.lease().toMillis()));
             }
         }
         return replies;
     }
 
+    /** The replies of a retried round whose first replies are those of {@code args}' completions (see {@link #ownCompletion}). */
     private List<Object> ownCompletions(List<Object> retried, List<String[]> args) {
-        List<Object> replies = new ArrayList<>(retried.size());
-        for (int i = 0; i < retried.size(); i++) {
-            replies.add(ownCompletion(retried.get(i), args.get(i)));
+        List<Object> replies = new ArrayList<>(retried);
+        for (int i = 0; i < args.size(); i++) {
+            replies.set(i, ownCompletion(retried.get(i), args.get(i)));
         }
         return replies;
     }
@@ -583,7 +615,7 @@ public final class RedisClaimStore implements ClaimStore {
      * A batch cut into round trips of at most {@link #MAX_ROUND} requests with no key twice in one
      * round: a key's next request goes in the next round, after the first has its answer. So a key
      * requested twice is decided in request order even when one of its commands is sent again on its
-     * own after its round (a refused command, see {@link #claimRound}).
+     * own after its round (a refused command, see {@link #round}).
      */
     private static <R> List<List<R>> rounds(List<R> requests, Function<R, String> key) {
         List<List<R>> rounds = new ArrayList<>();

@@ -27,8 +27,9 @@ import java.util.Optional;
  *   <li>A store that cannot answer (connection lost, timeout) throws {@link ClaimStoreException};
  *       it never guesses.</li>
  *   <li>{@link #claimAll} and {@link #completeAll} are {@link #claim} and {@link #complete} for
- *       several keys at once, for stores that can send them in one round trip. They are atomic per
- *       key, never across keys.</li>
+ *       several keys at once, for stores that can send them in one round trip, and
+ *       {@link #completeThenClaim} is both in one call. They are atomic per key, never across
+ *       keys.</li>
  * </ul>
  */
 public interface ClaimStore extends AutoCloseable {
@@ -120,6 +121,46 @@ public interface ClaimStore extends AutoCloseable {
             results.add(complete(r.key(), r.token(), r.fingerprint(), r.retention()));
         }
         return results;
+    }
+
+    /**
+     * Completes {@code completions}, then claims {@code claims}: each as {@link #completeAll} and
+     * {@link #claimAll} would, all completions decided before any claim (a key both completed and
+     * claimed is claimed after its completion, and so found done). Not atomic across keys.
+     *
+     * <p>For a caller with completions queued when it needs a claim: a store that
+     * {@link #completesWithClaims} sends them in the claims' round trip. Every other store (and this
+     * default) does {@link #completeAll} and then {@link #claimAll}.
+     *
+     * <p>When it throws, any of the completions may have been applied and any of the claims taken,
+     * as after a failed {@link #completeAll} or {@link #claimAll} (see there).
+     *
+     * @param completions the completions, each with the token that holds its key; may be empty
+     * @param claims      the claims, each with its own token; may be empty
+     * @return one answer per request of each list, in the order of its list
+     * @throws ClaimStoreException when the store could not answer for every request
+     */
+    default Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+        List<HolderResult> completed = completeAll(completions);
+        return new Answers(completed, claimAll(claims));
+    }
+
+    /**
+     * {@return whether {@link #completeThenClaim} costs no more wait than {@link #claimAll} of its
+     * claims alone (one round trip for both; no replica wait for the completions), so that a caller
+     * may send queued completions with the claims it has to wait for anyway; {@code false} by default}
+     */
+    default boolean completesWithClaims() {
+        return false;
+    }
+
+    /**
+     * The answers of {@link #completeThenClaim}.
+     *
+     * @param completions one per completion, in request order
+     * @param claims      one per claim, in request order
+     */
+    record Answers(List<HolderResult> completions, List<ClaimResult> claims) {
     }
 
     /**

@@ -1,7 +1,5 @@
 package dev.onceonly.spi;
 
-import java.util.List;
-
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 

@@ -308,6 +308,44 @@ public abstract class ClaimStoreContract {
         assertEquals(ClaimResult.ACQUIRED, store.claim(expired, "t9", "x", LEASE), "the expired key stays free");
     }
 
+    /**
+     * Completions and claims in one call answer what {@link ClaimStore#completeAll} and then
+     * {@link ClaimStore#claimAll} would: every completion is decided before any claim, so a key
+     * completed and claimed in the same call is found done with the completion's fingerprint; a
+     * completion by a token that does not hold its key changes nothing; claims take fresh keys with
+     * their own token and lease.
+     */
+    @Test
+    void completeThenClaimDecidesEveryCompletionBeforeAnyClaim() {
+        String held = prefix + "both-held";
+        String heldToo = prefix + "both-held-too";
+        String others = prefix + "both-others";
+        String fresh = prefix + "both-fresh";
+        store.claim(held, "t1", "fp1", Duration.ofSeconds(30));
+        store.claim(heldToo, "t2", "", Duration.ofSeconds(30));
+        store.claim(others, "them", "fp-them", Duration.ofSeconds(30));
+
+        ClaimStore.Answers answers = store.completeThenClaim(
+                List.of(new CompleteRequest(held, "t1", "fp1", Duration.ofHours(1)),
+                        new CompleteRequest(others, "t1", "fp1", RETENTION),
+                        new CompleteRequest(heldToo, "t2", "", RETENTION)),
+                List.of(new ClaimRequest(fresh, "t3", "fp3", Duration.ofSeconds(30)),
+                        new ClaimRequest(held, "t4", "fp1", Duration.ofSeconds(30)),
+                        new ClaimRequest(others, "t4", "fp4", Duration.ofSeconds(30))));
+
+        assertEquals(List.of(HolderResult.APPLIED, HolderResult.NOT_HOLDER, HolderResult.APPLIED), answers.completions());
+        assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.done("fp1"), ClaimResult.inProgress("fp-them")), answers.claims());
+        assertInRange(pttl(held), Duration.ofHours(1).toMillis() - 5_000, Duration.ofHours(1).toMillis(), "the completion's retention");
+        assertInRange(pttl(fresh), 29_000, 30_000, "the claim's lease");
+        assertEquals(ClaimResult.done(""), store.claim(heldToo, "t9", "x", LEASE));
+        assertEquals(HolderResult.APPLIED, store.complete(fresh, "t3", "fp3", RETENTION), "the claim's token holds the fresh key");
+        assertEquals(HolderResult.APPLIED, store.complete(others, "them", "fp-them", RETENTION), "someone else's key is untouched");
+
+        ClaimStore.Answers none = store.completeThenClaim(List.of(), List.of());
+        assertEquals(List.of(), none.completions());
+        assertEquals(List.of(), none.claims());
+    }
+
     /** An empty batch answers an empty list. */
     @Test
     void emptyBatchesAnswerEmptyLists() {

@@ -590,6 +590,91 @@ class GuardEngineLedgerTest {
         }
     }
 
+    /**
+     * With a store that sends completions in a claim's round trip, the done marks queued when the
+     * next message is claimed go with that claim, ahead of it: no batch of their own, and a copy
+     * right behind its original finds it done (DUPLICATE), not in progress (BUSY). The executor's
+     * drain never runs here, so only the claims can have written them.
+     */
+    @Test
+    void theNextClaimCarriesTheDoneMarksQueuedBeforeIt() throws Exception {
+        ScheduledExecutorService stuck = Executors.newSingleThreadScheduledExecutor();
+        CountDownLatch blocked = new CountDownLatch(1);
+        stuck.execute(() -> {
+            try {
+                blocked.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        HeldCompletions carrying = new HeldCompletions(store, true);
+        try {
+            engine = new GuardEngine(carrying, transactions, jpaLedger, stuck, listener, new KeyDeriver("oo:"));
+            MessageView first = message("{\"order\":\"carried-1\"}");
+            MessageView second = message("{\"order\":\"carried-2\"}");
+            engine.guard(settings, Dispatch.of(first), null, businessWrite("carried-1"));
+            assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, first)), "queued, not written");
+
+            engine.guard(settings, Dispatch.of(second), null, businessWrite("carried-2"));
+            assertEquals(ClaimState.DONE, claimState(keyOf(settings, first)), "written with the second message's claim");
+            assertNull(engine.guard(settings, Dispatch.of(second), null, businessWrite("carried-2-again")),
+                    "the copy's claim carried its original's mark ahead of itself");
+
+            assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.DUPLICATE), outcomes());
+            assertEquals(Layer.CLAIM_STORE, listener.outcomes.get(2).layer());
+            assertEquals(List.of("1+1", "1+1"), carrying.carried, "one mark ahead of each claim");
+            assertEquals(List.of(), carrying.batches, "no batch of their own");
+            assertEquals(2, runs.get());
+            assertEquals(0, engine.inFlight(), "every call finished, its mark written");
+        } finally {
+            blocked.countDown();
+            stuck.shutdownNow();
+        }
+    }
+
+    /**
+     * When the claim that carries done marks fails, the marks go to the lease sweep's retry (as a
+     * failed batch's do) and the claim to the consumer's store-failure policy; nothing is left
+     * in progress once the store answers again.
+     */
+    @Test
+    void doneMarksWhoseCarryingClaimFailedAreWrittenByTheSweep() throws Exception {
+        ScheduledExecutorService held = Executors.newSingleThreadScheduledExecutor();
+        CountDownLatch blocked = new CountDownLatch(1);
+        held.execute(() -> {
+            try {
+                blocked.await(); // neither the drain nor the sweep runs before the carrying claim failed
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        HeldCompletions failingOnce = new HeldCompletions(store, true);
+        failingOnce.failNext.set(true);
+        try {
+            engine = new GuardEngine(failingOnce, transactions, jpaLedger, held, listener, new KeyDeriver("oo:"));
+            ConsumerSettings shortLease = Settings.withStoreFailure(Settings.withLease(settings, Duration.ofSeconds(3)),
+                    StoreFailurePolicy.REJECT); // the sweep every 500 ms
+            MessageView first = message("{\"order\":\"carry-fails-1\"}");
+            MessageView second = message("{\"order\":\"carry-fails-2\"}");
+            engine.guard(shortLease, Dispatch.of(first), null, businessWrite("carry-fails-1"));
+            MessageRefusedException refused = assertThrows(MessageRefusedException.class,
+                    () -> engine.guard(shortLease, Dispatch.of(second), null, businessWrite("carry-fails-2")));
+            assertEquals(Outcome.RETRY, refused.outcome(), "the claim failed: the store-failure policy");
+            assertEquals(List.of("complete", "claim"), listener.storeErrors);
+            assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(shortLease, first)));
+
+            blocked.countDown();
+            awaitFinished(engine);
+            assertEquals(ClaimState.DONE, claimState(keyOf(shortLease, first)), "written by the sweep");
+            assertEquals(ClaimState.ACQUIRED, claimState(keyOf(shortLease, second)), "the refused message holds nothing");
+            assertEquals(List.of(), failingOnce.batches, "the drain found nothing left to write");
+            assertEquals(1, runs.get());
+        } finally {
+            blocked.countDown();
+            held.shutdownNow();
+        }
+    }
+
     /** A batch of markers the store could not take is written by the lease sweep once it answers. */
     @Test
     void aBatchOfDoneMarkersTheStoreRefusedIsWrittenByTheSweep() throws Exception {
@@ -744,17 +829,25 @@ class GuardEngineLedgerTest {
     /**
      * The in-memory store, with {@link #completeAll} held at {@link #gate} (its first call says so on
      * {@link #firstBatchStarted}), recording each batch's size, and refusing the next batch when
-     * {@link #failNext} is set.
+     * {@link #failNext} is set. When it {@link #carries} completions with claims, each
+     * {@link #completeThenClaim} is recorded as "completions+claims" and refused as a batch is.
      */
     private static final class HeldCompletions implements ClaimStore {
         final CountDownLatch gate = new CountDownLatch(1);
         final CountDownLatch firstBatchStarted = new CountDownLatch(1);
         final AtomicBoolean failNext = new AtomicBoolean();
         final List<Integer> batches = new CopyOnWriteArrayList<>();
+        final List<String> carried = new CopyOnWriteArrayList<>();
         private final ClaimStore store;
+        private final boolean carries;
 
         HeldCompletions(ClaimStore store) {
+            this(store, false);
+        }
+
+        HeldCompletions(ClaimStore store, boolean carries) {
             this.store = store;
+            this.carries = carries;
         }
 
         @Override
@@ -771,6 +864,20 @@ class GuardEngineLedgerTest {
                 throw new ClaimStoreException("held", "complete", new IOException("connection reset"));
             }
             return store.completeAll(requests);
+        }
+
+        @Override
+        public boolean completesWithClaims() {
+            return carries;
+        }
+
+        @Override
+        public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+            carried.add(completions.size() + "+" + claims.size());
+            if (failNext.getAndSet(false)) {
+                throw new ClaimStoreException("held", "claim", new IOException("connection reset"));
+            }
+            return store.completeThenClaim(completions, claims);
         }
 
         @Override

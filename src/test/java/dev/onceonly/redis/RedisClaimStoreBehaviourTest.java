@@ -1,6 +1,7 @@
 package dev.onceonly.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStore.ClaimRequest;
 import dev.onceonly.spi.ClaimStore.CompleteRequest;
 import dev.onceonly.spi.ClaimStoreException;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -316,6 +318,58 @@ class RedisClaimStoreBehaviourTest {
     }
 
     /**
+     * Completions sent with claims ({@code completeThenClaim}) are the same commands in ONE round
+     * trip, completions first, when no key comes twice; a key both completed and claimed takes two
+     * (completions, then claims), so its claim still finds it done. With wait-replicas the store does
+     * not offer it (WAIT would hold the claims' replies) and the call is completeAll and then
+     * claimAll: two round trips, the claims after the wait. Counted on the wire by a proxy.
+     */
+    @Test
+    void completionsWithClaimsAreOneRoundTripCompletionsFirst() throws Exception {
+        try (PrivateRedis own = new PrivateRedis(); RespProxy wire = new RespProxy(own.port(), false);
+             RedisClaimStore plain = new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", wire.port())));
+             RedisClaimStore waiting = new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", wire.port())),
+                     Duration.ZERO, 1, Duration.ofMillis(100), RedisSettings.NativeClaim.AUTO)) {
+            assertTrue(plain.completesWithClaims());
+            assertFalse(waiting.completesWithClaims(), "WAIT would hold up the claims");
+            for (RedisClaimStore s : List.of(plain, waiting)) {
+                s.claim("warm", "t0", "", Duration.ofSeconds(5)); // connection open, scripts cached
+                s.complete("warm", "t0", "", Duration.ofSeconds(5));
+            }
+            plain.claim("a", "t1", "fp1", Duration.ofSeconds(30));
+            plain.claim("b", "t2", "fp2", Duration.ofSeconds(30));
+
+            int before = wire.commands();
+            int roundTrips = wire.roundTrips();
+            ClaimStore.Answers answers = plain.completeThenClaim(
+                    List.of(new CompleteRequest("a", "t1", "fp1", Duration.ofSeconds(60)),
+                            new CompleteRequest("b", "intruder", "fp2", Duration.ofSeconds(60))),
+                    List.of(new ClaimRequest("c", "t3", "fp3", Duration.ofSeconds(30)),
+                            new ClaimRequest("d", "t4", "fp4", Duration.ofSeconds(30))));
+            assertEquals(List.of(HolderResult.APPLIED, HolderResult.NOT_HOLDER), answers.completions());
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.ACQUIRED), answers.claims());
+            assertEquals(4, wire.commands() - before, "two scripts and two SETs");
+            assertEquals(1, wire.roundTrips() - roundTrips, "in one round trip");
+
+            roundTrips = wire.roundTrips();
+            answers = plain.completeThenClaim(List.of(new CompleteRequest("c", "t3", "fp3", Duration.ofSeconds(60))),
+                    List.of(new ClaimRequest("c", "t5", "fp3", Duration.ofSeconds(30))));
+            assertEquals(List.of(HolderResult.APPLIED), answers.completions());
+            assertEquals(List.of(ClaimResult.done("fp3")), answers.claims(), "the claim comes after the completion");
+            assertEquals(2, wire.roundTrips() - roundTrips, "a key in both: completions, then claims");
+
+            waiting.claim("e", "t6", "fp6", Duration.ofSeconds(30));
+            roundTrips = wire.roundTrips();
+            answers = waiting.completeThenClaim(List.of(new CompleteRequest("e", "t6", "fp6", Duration.ofSeconds(60))),
+                    List.of(new ClaimRequest("f", "t7", "fp7", Duration.ofSeconds(30))));
+            assertEquals(List.of(HolderResult.APPLIED), answers.completions());
+            assertEquals(List.of(ClaimResult.ACQUIRED), answers.claims());
+            assertEquals(2, wire.roundTrips() - roundTrips, "with WAIT: completeAll, then claimAll");
+            assertEquals("Dfp1", own.client().get("a"));
+        }
+    }
+
+    /**
      * A batch on a server that has none of the scripts (a new or restarted Redis): every EVALSHA of
      * the pipeline is refused with NOSCRIPT, and each key's command is then run by source on its own;
      * the answers are those of a warm server.
@@ -340,6 +394,17 @@ class RedisClaimStoreBehaviourTest {
             assertEquals("Dfp1", ownAdmin.get("a"));
             assertEquals("Pthem|fp-them", ownAdmin.get("taken"));
             assertEquals("1", ownAdmin.get("b"));
+
+            scriptStore.claim("c", "t4", "fp4", Duration.ofSeconds(30));
+            ownAdmin.scriptFlush();
+            ClaimStore.Answers answers = scriptStore.completeThenClaim(
+                    List.of(new CompleteRequest("c", "t4", "fp4", Duration.ofSeconds(60))),
+                    List.of(new ClaimRequest("d", "t5", "fp5", Duration.ofSeconds(30)),
+                            new ClaimRequest("taken", "t5", "fp5", Duration.ofSeconds(30))));
+            assertEquals(List.of(HolderResult.APPLIED), answers.completions());
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them")), answers.claims());
+            assertEquals("Dfp4", ownAdmin.get("c"));
+            assertEquals("Pt5|fp5", ownAdmin.get("d"));
         }
     }
 
@@ -379,6 +444,17 @@ class RedisClaimStoreBehaviourTest {
                                 new CompleteRequest("b", "t2", "fp2", Duration.ofHours(1)))));
                 assertEquals("Dfp1", ownAdmin.get("a"));
                 assertEquals("Pthem|fp-them", ownAdmin.get("other"));
+
+                store.claim("c", "t3", "fp3", Duration.ofSeconds(30));
+                proxy.dropNextReply();
+                ClaimStore.Answers answers = store.completeThenClaim(
+                        List.of(new CompleteRequest("c", "t3", "fp3", Duration.ofHours(1))),
+                        List.of(new ClaimRequest("d", "t4", "fp4", Duration.ofSeconds(30)),
+                                new ClaimRequest("other", "t4", "fp4", Duration.ofSeconds(30))));
+                assertEquals(List.of(HolderResult.APPLIED), answers.completions(), "found done with its own value");
+                assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them")), answers.claims());
+                assertEquals("Dfp3", ownAdmin.get("c"));
+                assertEquals("Pt4|fp4", ownAdmin.get("d"));
             }
         }
     }
