@@ -39,6 +39,11 @@ final class DoneWriter {
     /** Most completions in one round trip: bounds the request and the time one batch holds the drain. */
     static final int MAX_BATCH = 128;
     /**
+     * Most completions one claim carries: each adds a script to the claim's round trip, which the
+     * consumer's thread waits for. A backlog beyond is the drain's.
+     */
+    static final int MAX_CARRIED = 16;
+    /**
      * How long the first completion of a batch waits for others. Waking the executor's thread costs
      * the consumer's thread more than the enqueue itself (a managed executor also captures the
      * thread's context per task), so at a few hundred messages a second a drain started at once would
@@ -90,7 +95,7 @@ final class DoneWriter {
     }
 
     private List<ClaimResult> completeThenClaim(List<ClaimStore.ClaimRequest> claims) {
-        List<GuardedCall<?>> batch = nextBatch();
+        List<GuardedCall<?>> batch = nextBatch(MAX_CARRIED);
         if (batch.isEmpty()) {
             return store.claimAll(claims); // taken meanwhile by the drain or another claim
         }
@@ -128,7 +133,7 @@ final class DoneWriter {
      * completion is taken from the queue by one of them only.
      */
     void flush() {
-        for (List<GuardedCall<?>> batch = nextBatch(); !batch.isEmpty(); batch = nextBatch()) {
+        for (List<GuardedCall<?>> batch = nextBatch(MAX_BATCH); !batch.isEmpty(); batch = nextBatch(MAX_BATCH)) {
             write(batch);
         }
     }
@@ -146,10 +151,10 @@ final class DoneWriter {
         } while (!pending.isEmpty() && draining.compareAndSet(false, true));
     }
 
-    private List<GuardedCall<?>> nextBatch() {
+    private List<GuardedCall<?>> nextBatch(int max) {
         List<GuardedCall<?>> batch = new ArrayList<>();
         GuardedCall<?> call;
-        while (batch.size() < MAX_BATCH && (call = pending.poll()) != null) {
+        while (batch.size() < max && (call = pending.poll()) != null) {
             batch.add(call);
         }
         return batch;

@@ -26,6 +26,7 @@ import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.MutableClock;
+import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.Settings;
 import dev.onceonly.testing.TestRedis;
@@ -567,26 +568,14 @@ class GuardEngineLedgerTest {
     /** Stopping writes the marks still queued, even when the executor no longer runs the drain. */
     @Test
     void closingWritesTheDoneMarksTheExecutorDidNotGetTo() throws Exception {
-        ScheduledExecutorService stuck = Executors.newSingleThreadScheduledExecutor();
-        CountDownLatch blocked = new CountDownLatch(1);
-        stuck.execute(() -> {
-            try {
-                blocked.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        try {
-            GuardEngine stopping = new GuardEngine(store, transactions, jpaLedger, stuck, listener, new KeyDeriver("oo:"));
+        try (HeldScheduler stuck = new HeldScheduler()) {
+            GuardEngine stopping = new GuardEngine(store, transactions, jpaLedger, stuck.executor, listener, new KeyDeriver("oo:"));
             MessageView m = message("{\"order\":\"at-shutdown\"}");
             stopping.guard(settings, Dispatch.of(m), null, businessWrite("at-shutdown"));
             assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, m)), "the drain never ran");
 
             assertEquals(0, stopping.close(Duration.ofSeconds(5)), "nothing left unfinished");
             assertEquals(ClaimState.DONE, claimState(keyOf(settings, m)));
-        } finally {
-            blocked.countDown();
-            stuck.shutdownNow();
         }
     }
 
@@ -598,18 +587,9 @@ class GuardEngineLedgerTest {
      */
     @Test
     void theNextClaimCarriesTheDoneMarksQueuedBeforeIt() throws Exception {
-        ScheduledExecutorService stuck = Executors.newSingleThreadScheduledExecutor();
-        CountDownLatch blocked = new CountDownLatch(1);
-        stuck.execute(() -> {
-            try {
-                blocked.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
         HeldCompletions carrying = new HeldCompletions(store, true);
-        try {
-            engine = new GuardEngine(carrying, transactions, jpaLedger, stuck, listener, new KeyDeriver("oo:"));
+        try (HeldScheduler stuck = new HeldScheduler()) {
+            engine = new GuardEngine(carrying, transactions, jpaLedger, stuck.executor, listener, new KeyDeriver("oo:"));
             MessageView first = message("{\"order\":\"carried-1\"}");
             MessageView second = message("{\"order\":\"carried-2\"}");
             engine.guard(settings, Dispatch.of(first), null, businessWrite("carried-1"));
@@ -626,9 +606,37 @@ class GuardEngineLedgerTest {
             assertEquals(List.of(), carrying.batches, "no batch of their own");
             assertEquals(2, runs.get());
             assertEquals(0, engine.inFlight(), "every call finished, its mark written");
-        } finally {
-            blocked.countDown();
-            stuck.shutdownNow();
+        }
+    }
+
+    /**
+     * A claim carries at most {@link DoneWriter#MAX_CARRIED} marks (each adds to the round trip its
+     * thread waits for): 21 marks queued by messages claimed ahead (no claim of their own) go with
+     * the next two claims, 16 and then the rest.
+     */
+    @Test
+    void aClaimCarriesAtMostSixteenMarks() throws Exception {
+        HeldCompletions carrying = new HeldCompletions(store, true);
+        try (HeldScheduler stuck = new HeldScheduler()) {
+            engine = new GuardEngine(carrying, transactions, jpaLedger, stuck.executor, listener, new KeyDeriver("oo:"));
+            RecordingDispatch first = new RecordingDispatch(message("{\"order\":\"ahead-0\"}"));
+            List<RecordingDispatch> behind = new ArrayList<>();
+            for (int i = 1; i <= 20; i++) {
+                behind.add(new RecordingDispatch(message("{\"order\":\"ahead-" + i + "\"}")));
+            }
+            first.offerBehind(behind.toArray(Dispatch[]::new));
+            engine.guard(settings, first, null, businessWrite("ahead-0"));
+            for (int i = 0; i < behind.size(); i++) {
+                engine.guard(settings, behind.get(i), null, businessWrite("ahead-" + (i + 1)));
+            }
+            assertEquals(21, engine.inFlight(), "21 marks queued");
+
+            engine.guard(settings, Dispatch.of(message("{\"order\":\"carrier-1\"}")), null, businessWrite("carrier-1"));
+            engine.guard(settings, Dispatch.of(message("{\"order\":\"carrier-2\"}")), null, businessWrite("carrier-2"));
+
+            assertEquals(List.of("16+1", "6+1"), carrying.carried, "16, then the other 5 and the first carrier's own");
+            assertEquals(1, engine.inFlight(), "only the last carrier's own mark is left");
+            assertEquals(ClaimState.DONE, claimState(keyOf(settings, behind.get(19).message())));
         }
     }
 
@@ -639,19 +647,11 @@ class GuardEngineLedgerTest {
      */
     @Test
     void doneMarksWhoseCarryingClaimFailedAreWrittenByTheSweep() throws Exception {
-        ScheduledExecutorService held = Executors.newSingleThreadScheduledExecutor();
-        CountDownLatch blocked = new CountDownLatch(1);
-        held.execute(() -> {
-            try {
-                blocked.await(); // neither the drain nor the sweep runs before the carrying claim failed
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
         HeldCompletions failingOnce = new HeldCompletions(store, true);
         failingOnce.failNext.set(true);
-        try {
-            engine = new GuardEngine(failingOnce, transactions, jpaLedger, held, listener, new KeyDeriver("oo:"));
+        // Neither the drain nor the sweep runs before the carrying claim failed.
+        try (HeldScheduler held = new HeldScheduler()) {
+            engine = new GuardEngine(failingOnce, transactions, jpaLedger, held.executor, listener, new KeyDeriver("oo:"));
             ConsumerSettings shortLease = Settings.withStoreFailure(Settings.withLease(settings, Duration.ofSeconds(3)),
                     StoreFailurePolicy.REJECT); // the sweep every 500 ms
             MessageView first = message("{\"order\":\"carry-fails-1\"}");
@@ -663,15 +663,12 @@ class GuardEngineLedgerTest {
             assertEquals(List.of("complete", "claim"), listener.storeErrors);
             assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(shortLease, first)));
 
-            blocked.countDown();
+            held.release();
             awaitFinished(engine);
             assertEquals(ClaimState.DONE, claimState(keyOf(shortLease, first)), "written by the sweep");
             assertEquals(ClaimState.ACQUIRED, claimState(keyOf(shortLease, second)), "the refused message holds nothing");
             assertEquals(List.of(), failingOnce.batches, "the drain found nothing left to write");
             assertEquals(1, runs.get());
-        } finally {
-            blocked.countDown();
-            held.shutdownNow();
         }
     }
 
@@ -912,6 +909,32 @@ class GuardEngineLedgerTest {
 
         @Override
         public void close() {
+        }
+    }
+
+    /** A single-thread scheduler whose thread is held until {@link #release}: nothing scheduled on it runs before. */
+    private static final class HeldScheduler implements AutoCloseable {
+        final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+        private final CountDownLatch held = new CountDownLatch(1);
+
+        HeldScheduler() {
+            executor.execute(() -> {
+                try {
+                    held.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+
+        void release() {
+            held.countDown();
+        }
+
+        @Override
+        public void close() {
+            held.countDown();
+            executor.shutdownNow();
         }
     }
 
