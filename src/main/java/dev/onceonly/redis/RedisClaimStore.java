@@ -517,8 +517,10 @@ public final class RedisClaimStore implements ClaimStore {
                 || completions.size() + claims.size() > MAX_ROUND || !distinctKeys(completions, claims)) {
             return ClaimStore.super.completeThenClaim(completions, claims);
         }
-        List<String[]> args = completions.stream()
-                .map(r -> completeArgs(r.key(), r.token(), r.fingerprint(), r.retention())).toList();
+        List<String[]> args = new ArrayList<>(completions.size());
+        for (CompleteRequest r : completions) {
+            args.add(completeArgs(r.key(), r.token(), r.fingerprint(), r.retention()));
+        }
         // Lost connection: sent again whole, read as completeAll's and claimAll's retries are.
         List<Object> replies = call("claim", retried -> ownCompletions(retried, args),
                 () -> round(args, claims, new int[args.size()]));
@@ -539,9 +541,19 @@ public final class RedisClaimStore implements ClaimStore {
         return pipelinesBatches && waitReplicas == 0;
     }
 
+    /** Compared pairwise, without a set: this runs before every claim that carries marks, and both lists are short. */
     private static boolean distinctKeys(List<CompleteRequest> completions, List<ClaimRequest> claims) {
-        Set<String> keys = new HashSet<>();
-        return completions.stream().allMatch(r -> keys.add(r.key())) && claims.stream().allMatch(r -> keys.add(r.key()));
+        int n = completions.size() + claims.size();
+        for (int i = 0; i < n; i++) {
+            String key = i < completions.size() ? completions.get(i).key() : claims.get(i - completions.size()).key();
+            for (int j = i + 1; j < n; j++) {
+                String other = j < completions.size() ? completions.get(j).key() : claims.get(j - completions.size()).key();
+                if (key.equals(other)) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /**
