@@ -142,7 +142,7 @@ public final class BenchMain {
             redis(t, "3", "claim + complete, fresh message, p50", "RedisRoundTripBenchmark.claimAndComplete", 2.2);
             redis(t, "4", "claim of a DONE message (duplicate), p50", "RedisRoundTripBenchmark.claimDuplicate", 1.1);
             redis(t, "-", "whole guarded 1 KB message on Redis, p50", GUARD_REDIS, Double.NaN);
-            redis(t, "10", "whole guarded 1 KB message on Redis, ledger on (done mark after, batched), p50",
+            redis(t, "10", "whole guarded 1 KB message on Redis, ledger on (done mark carried by the next claim), p50",
                     "RedisRoundTripBenchmark.guardFreshMessageLedgerOn", 1.2);
             for (int size : new int[] {1, 4, 16}) {
                 batch(t, "8", "claimAll of " + size + " fresh key" + (size == 1 ? "" : "s") + ", p50", "RedisRoundTripBenchmark.claimAllFresh:" + size, size,
