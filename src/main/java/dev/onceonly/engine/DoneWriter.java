@@ -5,6 +5,7 @@ import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -66,18 +67,19 @@ final class DoneWriter {
     }
 
     /**
-     * Claims one key, with the completions queued here sent ahead of it where the store allows.
+     * {@link ClaimStore#claim}, with the completions queued here sent ahead of it where the store
+     * allows. Takes the claim's arguments, not a request: most claims carry nothing and go straight
+     * to the store, allocating nothing here.
      *
-     * @param claim the claim
      * @return the claim's answer
      * @throws ClaimStoreException when the store failed; the completions it carried are then retried
      *                             by the sweep
      */
-    ClaimResult claim(ClaimStore.ClaimRequest claim) {
+    ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         if (!withClaims || pending.isEmpty()) {
-            return store.claim(claim.key(), claim.token(), claim.fingerprint(), claim.lease());
+            return store.claim(key, token, fingerprint, lease);
         }
-        return completeThenClaim(List.of(claim)).get(0);
+        return completeThenClaim(List.of(new ClaimStore.ClaimRequest(key, token, fingerprint, lease))).get(0);
     }
 
     /**

@@ -237,7 +237,7 @@ public final class GuardEngine implements ClaimStoreControl {
                 GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
                 try {
                     // The done marks queued meanwhile go in the same round trip (DoneWriter).
-                    claim = doneWriter.claim(new ClaimStore.ClaimRequest(key.storeKey(), token, key.fingerprint(), settings.lease()));
+                    claim = doneWriter.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
                 } finally {
                     phase.end();
                 }
