@@ -15,10 +15,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Marks keys done off the consumer's thread, for consumers with the ledger on: their messages are
- * settled (acknowledged) without waiting for the claim store's reply. The completions that queue up
- * while one batch is on its way go out together in the next one ({@link ClaimStore#completeAll}: one
- * round trip on Redis), so under load the store sees a fraction of the round trips.
+ * Marks keys done after their messages were settled, for consumers with the ledger on: a message is
+ * acknowledged without waiting for its own completion's reply. The completions go with the next
+ * claim, or together in the drain's next batch ({@link ClaimStore#completeAll}: one round trip on
+ * Redis), so under load the store sees a fraction of the round trips.
  *
  * <p>Why only with the ledger: until the done marker is written the key is in progress, and if the
  * instance dies first it stays so until its lease ends; a copy that comes meanwhile is answered BUSY,

@@ -81,8 +81,8 @@ public final class GuardEngine implements ClaimStoreControl {
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    runs the lease renewal sweep (from the first guarded message on, every sixth
-     *                     of the shortest lease) and, with the ledger on, the writes of done markers;
-     *                     must not be used for long work
+     *                     of the shortest lease) and, with the ledger on, the batches of done markers
+     *                     no claim carried (see {@code DoneWriter}); must not be used for long work
      * @param listener     told every outcome and phase
      * @param keys         derives the message keys
      */
