@@ -37,7 +37,7 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
         this.token = token;
         this.result = result;
         if (result.state() == ClaimState.ACQUIRED) {
-            renewAtNanos = System.nanoTime() + settings.lease().toNanos() / 3;
+            renewAtNanos = engine.leases.now() + settings.lease().toNanos() / 3;
             engine.leases.hold(this, settings.lease());
         }
     }

@@ -28,6 +28,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * The guard, in plain Java: derives the key, claims it, runs the handler inside the transaction
@@ -88,10 +89,27 @@ public final class GuardEngine implements ClaimStoreControl {
      */
     public GuardEngine(ClaimStore store, TransactionRunner transactions, Ledger ledger,
                        ScheduledExecutorService scheduler, GuardListener listener, KeyDeriver keys) {
+        this(store, transactions, ledger, scheduler, listener, keys, System::nanoTime);
+    }
+
+    /**
+     * An engine whose leases fall due on {@code nanoClock} instead of {@link System#nanoTime()}: for
+     * a deterministic simulation, whose {@code scheduler} runs on the same virtual time.
+     *
+     * @param store        the claim store
+     * @param transactions runs the ledger insert and the handler in a transaction
+     * @param ledger       the ledger, or {@code null} when no consumer uses one
+     * @param scheduler    as above; its delays must pass on {@code nanoClock}
+     * @param listener     told every outcome and phase
+     * @param keys         derives the message keys
+     * @param nanoClock    the time lease renewals and completion retries are due by, in nanoseconds
+     */
+    public GuardEngine(ClaimStore store, TransactionRunner transactions, Ledger ledger,
+                       ScheduledExecutorService scheduler, GuardListener listener, KeyDeriver keys, LongSupplier nanoClock) {
         this.store = Objects.requireNonNull(store, "store");
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.ledger = ledger;
-        this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"));
+        this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"), Objects.requireNonNull(nanoClock, "nanoClock"));
         this.doneWriter = new DoneWriter(store, scheduler);
         this.listener = Objects.requireNonNull(listener, "listener");
         this.keys = Objects.requireNonNull(keys, "keys");

@@ -36,7 +36,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     private final TransactionRunner.Work<T> handler;
     volatile long guardNanos;
     volatile LedgerDecision ledgerDecision;
-    /** When the lease is due for renewal ({@link System#nanoTime()}). */
+    /** When the lease is due for renewal ({@link LeaseSweep#now()}). */
     volatile long renewAtNanos;
     private volatile boolean leaseLost;
     /** Why the commit was refused before it happened ({@link #mayCommit}), or {@code null}. */
@@ -49,7 +49,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     private volatile Throwable handlerFailure;
     /**
      * The transaction committed but the store could not mark the key done: the sweep retries until
-     * this deadline ({@link System#nanoTime()}), 0 when nothing is pending.
+     * this deadline ({@link LeaseSweep#now()}), 0 when nothing is pending.
      */
     private volatile long completeUntilNanos;
     private volatile boolean completed;
@@ -76,7 +76,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         if (token == null) {
             return;
         }
-        renewAtNanos = System.nanoTime() + settings.lease().toNanos() / 3;
+        renewAtNanos = engine.leases.now() + settings.lease().toNanos() / 3;
         engine.leases.hold(this, settings.lease());
     }
 
@@ -295,7 +295,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      */
     private void retryCompleteLater(ClaimStoreException e) {
         long window = settings.lease().toNanos() * COMPLETE_RETRY_LEASES;
-        completeUntilNanos = System.nanoTime() + window;
+        completeUntilNanos = engine.leases.now() + window;
         LogId.ONCE0106W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis(),
                 Durations.format(settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
         engine.leases.hold(this, settings.lease());

@@ -9,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Keeps the leases of running handlers alive: one periodic sweep for every held claim, rather than
@@ -23,7 +24,7 @@ final class LeaseSweep {
 
     /** A claim the sweep renews. */
     interface Lease {
-        /** When the lease is next due for renewal ({@link System#nanoTime()}). */
+        /** When the lease is next due for renewal (on the sweep's clock, {@link LeaseSweep#now()}). */
         long renewAtNanos();
 
         /** Renews the lease now; reports a lost claim itself. Must not throw for a store failure. */
@@ -36,6 +37,8 @@ final class LeaseSweep {
     }
 
     private final ScheduledExecutorService scheduler;
+    /** The time leases are due by: {@link System#nanoTime()}, or a simulation's virtual clock. */
+    private final LongSupplier nanoClock;
     private final Set<Lease> held = ConcurrentHashMap.newKeySet();
     /** Leases whose renewal task is still running: never two at once for one lease. */
     private final Set<Lease> renewing = ConcurrentHashMap.newKeySet();
@@ -45,9 +48,19 @@ final class LeaseSweep {
     private ScheduledFuture<?> sweep; // guarded by lock
     private boolean stopped; // guarded by lock
 
-    /** @param scheduler runs the sweep; must not be used for long work */
-    LeaseSweep(ScheduledExecutorService scheduler) {
+    /**
+     * @param scheduler runs the sweep; must not be used for long work
+     * @param nanoClock the time renewals are due by, in the units of {@link System#nanoTime()}; the
+     *                  scheduler's own delays must pass in the same time
+     */
+    LeaseSweep(ScheduledExecutorService scheduler, LongSupplier nanoClock) {
         this.scheduler = scheduler;
+        this.nanoClock = nanoClock;
+    }
+
+    /** {@return now, on the clock renewals are due by} */
+    long now() {
+        return nanoClock.getAsLong();
     }
 
     /** Renews {@code lease} from now on, until {@link #drop}. */
@@ -93,7 +106,7 @@ final class LeaseSweep {
     }
 
     private void renewDue() {
-        long now = System.nanoTime();
+        long now = nanoClock.getAsLong();
         long period = TimeUnit.MILLISECONDS.toNanos(periodMillis);
         for (Lease lease : held) {
             if (now - lease.renewAtNanos() >= -period && renewing.add(lease)) {

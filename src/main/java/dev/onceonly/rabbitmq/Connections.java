@@ -28,17 +28,9 @@ final class Connections {
      * named {@code onceonly:<channel>:<role>@<instance>} (shown by {@code rabbitmqctl
      * list_connections} as {@code connection_name}, so an operator can tell whose it is). amqp-client
      * recovers it, its channels, consumers and declared topology after a network failure; the first
-     * connection is not recovered, callers retry it.
-     */
-    static Connection open(ConnectionSettings s, String channel, String role, RabbitResources resources)
-            throws IOException, TimeoutException {
-        return open(s, channel, role, resources, () -> { });
-    }
-
-    /**
-     * Like {@link #open(ConnectionSettings, String, String, RabbitResources)}, telling {@code recovered}
-     * each time amqp-client has recovered the connection and its topology (run on amqp-client's
-     * recovery thread: it must not block).
+     * connection is not recovered, callers retry it. {@code recovered} is told each time amqp-client
+     * has recovered the connection and its topology (run on amqp-client's recovery thread: it must
+     * not block).
      */
     static Connection open(ConnectionSettings s, String channel, String role, RabbitResources resources, Runnable recovered)
             throws IOException, TimeoutException {

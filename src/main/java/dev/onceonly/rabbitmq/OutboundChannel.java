@@ -57,7 +57,7 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
 
     @Override
     void open() throws IOException, TimeoutException {
-        connection = Connections.open(connection(), name(), "publish", resources);
+        connection = resources.open(connection(), name(), "publish");
         if (settings.declare() && !settings.exchange().isEmpty()) {
             try (Channel ch = connection.createChannel()) {
                 ch.exchangeDeclare(settings.exchange(), settings.exchangeType(), true);

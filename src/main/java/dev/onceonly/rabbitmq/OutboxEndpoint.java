@@ -50,7 +50,7 @@ final class OutboxEndpoint extends RabbitEndpoint implements OutboxPublisher {
 
     @Override
     void open() throws IOException, TimeoutException {
-        connection = Connections.open(connection(), name(), "publish", resources);
+        connection = resources.open(connection(), name(), "publish");
         publisher = new ConfirmingPublisher(connection, resources.executor(), resources.scheduler(), confirmTimeout);
         LogId.ONCE0508I.log(name(), "(each row's own)", connection().describe());
     }

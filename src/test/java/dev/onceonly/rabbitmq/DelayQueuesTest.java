@@ -37,7 +37,7 @@ class DelayQueuesTest {
     @BeforeEach
     void connect() throws Exception {
         rabbit = new TestRabbit();
-        connection = Connections.open(settings(true).connection(), "delayq-unit", "publish", resources);
+        connection = resources.open(settings(true).connection(), "delayq-unit", "publish");
     }
 
     @AfterEach
