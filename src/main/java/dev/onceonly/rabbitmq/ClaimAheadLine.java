@@ -1,7 +1,6 @@
 package dev.onceonly.rabbitmq;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -28,25 +27,40 @@ final class ClaimAheadLine {
     void received(Delivery d) {
         d.joinLine(this, sequence.incrementAndGet());
         line.add(d);
+        if (d.isSettled()) {
+            line.remove(d); // settled while joining (a shutdown requeued it): it found nothing to leave yet
+        }
+    }
+
+    /**
+     * A settled delivery leaves the line ({@link Delivery#settled}). Every delivery is settled once,
+     * whether the guard ever saw it or not (an unguarded consumer, a key-less message, a disabled
+     * guard), so the line holds only deliveries not settled: at most the prefetch of each channel
+     * generation whose deliveries are still unsettled.
+     */
+    void remove(Delivery d) {
+        line.remove(d);
     }
 
     /**
      * {@return the deliveries received after {@code d}, not settled, on the same AMQP channel
-     * generation, holding no claim; at most {@code claim-ahead − 1}} Settled ones are dropped from the
-     * line on the way: the guard asks for every delivery, so the line stays as short as the
-     * deliveries in flight.
+     * generation, holding no claim; at most {@code claim-ahead − 1}}
      */
     List<Delivery> behind(Delivery d) {
         List<Delivery> behind = new ArrayList<>(claimAhead - 1);
-        for (Iterator<Delivery> it = line.iterator(); it.hasNext(); ) {
-            Delivery e = it.next();
-            if (e.isSettled()) {
-                it.remove();
-            } else if (behind.size() < claimAhead - 1 && e.sequenceInLine() > d.sequenceInLine()
-                    && e.aheadClaim() == null && !e.isStale()) {
+        for (Delivery e : line) {
+            if (behind.size() == claimAhead - 1) {
+                break;
+            }
+            if (e.sequenceInLine() > d.sequenceInLine() && !e.isSettled() && e.aheadClaim() == null && !e.isStale()) {
                 behind.add(e);
             }
         }
         return behind;
+    }
+
+    /** {@return the deliveries in the line: received and not settled} */
+    int length() {
+        return line.size();
     }
 }

@@ -10,6 +10,7 @@ import dev.onceonly.spi.MessageTracing;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One delivery of an incoming channel, from the broker handing it over until it is settled. It is
@@ -53,8 +54,12 @@ final class Delivery implements Dispatch {
     volatile ScheduledFuture<?> hold;
     /** The guard's decision, when a guarded method was invoked for this delivery. */
     private volatile GuardEvent guardDecision;
-    /** A claim the guard took before this delivery was guarded; abandoned when it is settled. */
-    private volatile AheadClaim aheadClaim;
+    /**
+     * A claim the guard took before this delivery was guarded; abandoned when it is settled. Once
+     * settled it holds {@link #SETTLED}, so a claim that arrives after the settlement (a
+     * {@code claimAll} in flight while the channel closed) is refused and its taker abandons it.
+     */
+    private final AtomicReference<AheadClaim> aheadClaim = new AtomicReference<>();
     /** With claim-ahead: the channel's line of deliveries handed over, and this one's place in it. */
     private volatile ClaimAheadLine line;
     private volatile long sequenceInLine;
@@ -107,23 +112,34 @@ final class Delivery implements Dispatch {
         return l == null ? List.of() : l.behind(this);
     }
 
+    /** Keeps {@code claim} unless the delivery holds one already or was settled: then {@link #aheadClaim} is not it. */
     @Override
     public void holdAheadClaim(AheadClaim claim) {
-        aheadClaim = claim;
+        aheadClaim.compareAndSet(null, claim);
     }
 
     @Override
     public AheadClaim aheadClaim() {
-        return aheadClaim;
+        return aheadClaim.get();
     }
 
-    /** Settled: a claim taken ahead that the guard did not use is released ({@link AheadClaim#abandon}). */
-    void abandonAheadClaim() {
-        AheadClaim claim = aheadClaim;
-        if (claim != null) {
+    /**
+     * Settled: a claim taken ahead that the guard did not use is released ({@link AheadClaim#abandon}),
+     * and none is kept from now on; the delivery leaves the claim-ahead line.
+     */
+    void settled() {
+        ClaimAheadLine l = line;
+        if (l != null) {
+            l.remove(this); // first: abandoning takes a round trip to the store
+        }
+        AheadClaim claim = aheadClaim.getAndSet(SETTLED);
+        if (claim != null && claim != SETTLED) {
             claim.abandon();
         }
     }
+
+    /** What a settled delivery holds instead of a claim: nothing to abandon, nothing the guard can take. */
+    private static final AheadClaim SETTLED = () -> { };
 
     /** {@link InboundChannel#ack} requeues or dead-letters a delivery acked after a refusal. */
     @Override

@@ -135,7 +135,7 @@ final class Settlement {
         }
         unsettled.remove(d);
         handover.withdraw(d.payload);
-        d.abandonAheadClaim();
+        d.settled();
         if (d.hold != null) {
             d.hold.cancel(false);
         }
