@@ -19,7 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -93,7 +92,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
                 : CopySignature.derived(settings.connection(), settings.queue());
         this.redelivery = new Redelivery(settings, settlement, this::publisher, signature,
-                new DelayQueues(settings, () -> publishConnection, System::nanoTime));
+                new DelayQueues(settings, () -> publishConnection, resources.nanoClock()), () -> requeueCounts);
         this.requeueCounts = settings.queueType().requeueCounts();
     }
 
@@ -250,10 +249,20 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 }
             }
             case RETRY_LATER -> redelivery.retryAfter(d,
-                    settings.backoff().delay(d.metadata.attempt(), ThreadLocalRandom.current().nextDouble()));
+                    settings.backoff().delay(d.metadata.attempt(), resources.jitter().getAsDouble()));
             case DEAD_LETTER -> redelivery.deadLetter(d, disposition);
         }
         return DONE;
+    }
+
+    /** {@return deliveries received and not settled yet} */
+    int unsettledCount() {
+        return settlement.unsettledCount();
+    }
+
+    /** {@return deliveries in the claim-ahead line; 0 without claim-ahead} */
+    int claimAheadLineLength() {
+        return aheadLine == null ? 0 : aheadLine.length();
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -270,8 +279,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     @Override
     void open() throws IOException, TimeoutException {
         ConnectionSettings c = connection();
-        consumeConnection = Connections.open(c, name(), "consume", resources, this::consumeConnectionRecovered);
-        publishConnection = Connections.open(c, name(), "publish", resources);
+        consumeConnection = resources.open(c, name(), "consume", this::consumeConnectionRecovered);
+        publishConnection = resources.open(c, name(), "publish");
         publisher = new ConfirmingPublisher(publishConnection, resources.executor(), resources.scheduler(),
                 settings.confirmTimeout());
         startConsumer();

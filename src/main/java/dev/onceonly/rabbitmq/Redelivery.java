@@ -13,6 +13,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -31,9 +32,15 @@ final class Redelivery {
     private final Supplier<ConfirmingPublisher> publisher;
     private final CopySignature signature;
     private final DelayQueues delayQueues;
+    private final BooleanSupplier requeueCounts;
 
+    /**
+     * @param requeueCounts whether a requeue raises the broker's delivery count (a quorum queue); may
+     *                      change while running, when the connector finds out
+     */
     Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-               CopySignature signature, DelayQueues delayQueues) {
+               CopySignature signature, DelayQueues delayQueues, BooleanSupplier requeueCounts) {
+        this.requeueCounts = requeueCounts;
         this.settings = settings;
         this.settlement = settlement;
         this.publisher = publisher;
@@ -79,7 +86,17 @@ final class Redelivery {
         // What the broker wrote when a delay queue returned this message: the count is in RETRY_ATTEMPTS,
         // and each copy starting without them keeps the headers from growing with every pass.
         headers.keySet().removeIf(RabbitHeaders::isDeathHeader);
-        publishThenAck(d, "retry", "", routingKey, headers, () -> { }, onFailed);
+        publishThenAck(d, "retry", "", routingKey, headers, () -> { }, () -> {
+            onFailed.run();
+            if (requeueCounts.getAsBoolean()) {
+                // A requeue would spend one of the message's attempts on the broker's failure: the
+                // copy is published again after the delay instead (to the queue: a delay queue the
+                // publish failed on may be gone).
+                settlement.hold(d, settings.retryDelay(), () -> publishCopy(d, countThisAttempt, settings.queue(), () -> { }));
+                return true;
+            }
+            return false;
+        });
     }
 
     /** Publishes the message to the dead-letter exchange with the reason, then acks it. */
@@ -103,7 +120,15 @@ final class Redelivery {
         publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,
                 () -> LogId.ONCE0505W.log(settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest,
                         bodyHash(m.body()), disposition.outcome(), m.attempt(), settings.deadLetterExchange(),
-                        logReason(disposition)), () -> { });
+                        logReason(disposition)), () -> {
+                    if (requeueCounts.getAsBoolean()) {
+                        // A requeue would spend one of the message's attempts on the broker's failure:
+                        // dead-lettered again after the delay instead.
+                        settlement.hold(d, settings.retryDelay(), () -> deadLetter(d, disposition));
+                        return true;
+                    }
+                    return false;
+                });
     }
 
     private static Map<String, Object> copyHeaders(IncomingRabbitMetadata m) {
@@ -112,11 +137,11 @@ final class Redelivery {
 
     /**
      * Publishes the message (unchanged but for {@code headers}) with confirms and mandatory routing,
-     * then acks the original. If the publish fails, nothing is lost: the original is requeued
-     * (after {@code onFailed}).
+     * then acks the original. If the publish fails, nothing is lost: {@code onFailed} holds the
+     * original for another try and answers true, or the original is requeued after the retry delay.
      */
     private void publishThenAck(Delivery d, String what, String exchange, String routingKey,
-                                Map<String, Object> headers, Runnable onConfirmed, Runnable onFailed) {
+                                Map<String, Object> headers, Runnable onConfirmed, BooleanSupplier onFailed) {
         if (d.isStale()) {
             // The broker took the delivery back when its channel closed and delivers it again: a copy
             // now would be a second one. (A channel that closes after this check, before the ack,
@@ -131,10 +156,11 @@ final class Redelivery {
                 onConfirmed.run();
                 settlement.ack(d);
             } else {
-                onFailed.run();
                 LogId.ONCE0506W.log(what, settings.channel(), bodyHash(d.metadata.body()), describe(failure),
                         Durations.format(settings.retryDelay()));
-                settlement.holdThenRequeue(d);
+                if (!onFailed.getAsBoolean()) {
+                    settlement.holdThenRequeue(d);
+                }
             }
         });
     }
