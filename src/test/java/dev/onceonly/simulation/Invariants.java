@@ -1,0 +1,103 @@
+package dev.onceonly.simulation;
+
+import dev.onceonly.rabbitmq.RabbitHeaders;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * What must hold after every run, in every mode, once the world has settled (README's guarantees):
+ * <ul>
+ *   <li>each message's effect at most once — with the ledger always; without it, a second effect is
+ *       allowed only where a window README names opened for that message (counted, not failed);</li>
+ *   <li>nothing lost: each message's effect committed, or the message dead-lettered by the
+ *       connector with its outcome and reason; the broker itself dropped nothing;</li>
+ *   <li>poison messages and messages without a key dead-lettered, never applied (guarded);</li>
+ *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
+ *   <li>no claim still held a lease after its delivery was settled.</li>
+ * </ul>
+ * Bounded internal queues and attempts that never go down are checked while the run goes on ({@link World}).
+ */
+final class Invariants {
+
+    private final World w;
+    private final Trace trace;
+
+    Invariants(World w) {
+        this.w = w;
+        this.trace = w.loop.trace;
+    }
+
+    void check() {
+        for (String key : w.storeFaulted) {
+            String id = w.keyOf.get(key);
+            if (id != null) {
+                w.windows.putIfAbsent(id, "the claim store failed or froze on a call for its key");
+            }
+        }
+        Map<String, String> deadLettered = deadLetters();
+        for (Map.Entry<String, String> m : w.published.entrySet()) {
+            String id = m.getKey();
+            String kind = m.getValue();
+            int effects = w.db.effects.getOrDefault(id, 0);
+            boolean dead = deadLettered.containsKey(id);
+            if (effects > 1) {
+                String window = w.windows.get(id);
+                if (!w.mode.ledger() && window != null || !w.mode.guarded()) {
+                    trace.event(id + " applied " + effects + " times, in a window README names: " + window);
+                } else {
+                    trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")"));
+                }
+            }
+            if (w.mode.guarded() && !kind.equals("normal") && effects > 0) {
+                trace.violation(id + " (" + kind + ") was applied");
+            }
+            if (effects == 0 && !dead) {
+                trace.violation(id + " (" + kind + ") lost: never applied, not dead-lettered");
+            }
+        }
+        for (SimBroker.Message m : w.broker.dropped) {
+            trace.violation("the broker dropped " + id(m) + ": nothing may be lost");
+        }
+        for (SimBroker.Queue q : w.broker.queues.values()) {
+            if (!q.name.endsWith(".dlq") && (!q.ready.isEmpty() || q.outstanding() > 0)) {
+                trace.violation("queue " + q.name + " not drained: " + q.ready.size() + " ready, " + q.outstanding() + " unacked");
+            }
+        }
+        for (String key : w.keysSeen) {
+            ClaimResult r = w.store.claim(key, "invariant-probe", "", Mode.LEASE);
+            if (r.state() == ClaimState.IN_PROGRESS) {
+                trace.violation("a claim is still held after every delivery was settled (key digest "
+                        + Integer.toHexString(key.hashCode()) + ")");
+            } else if (r.state() == ClaimState.ACQUIRED) {
+                w.store.release(key, "invariant-probe");
+            }
+        }
+    }
+
+    /** Messages in the dead-letter queue, by logical id; a dead letter without the connector's reason is a violation. */
+    private Map<String, String> deadLetters() {
+        Map<String, String> found = new HashMap<>();
+        for (SimBroker.Queue q : w.broker.queues.values()) {
+            if (!q.name.endsWith(".dlq")) {
+                continue;
+            }
+            for (SimBroker.Message m : q.ready) {
+                Object outcome = m.header(RabbitHeaders.OUTCOME);
+                Object reason = m.header(RabbitHeaders.REASON);
+                if (outcome == null || reason == null) {
+                    trace.violation(id(m) + " dead-lettered without the connector's outcome and reason (by the broker?)");
+                }
+                found.put(id(m), String.valueOf(outcome));
+            }
+        }
+        return found;
+    }
+
+    private String id(SimBroker.Message m) {
+        return w.logicalId(m.messageId(), new String(m.body, StandardCharsets.UTF_8));
+    }
+}

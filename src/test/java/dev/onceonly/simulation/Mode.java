@@ -1,0 +1,116 @@
+package dev.onceonly.simulation;
+
+import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.testing.Settings;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One combination of the modes a user can choose, with the chances of the faults the simulation
+ * injects in it. {@link #all()} is every combination the simulation covers.
+ *
+ * @param guarded      whether the consumer method is guarded at all (an unguarded one still goes
+ *                     through the connector, with claim-ahead if configured)
+ * @param ledger       the ledger on
+ * @param claimAhead   the channel's {@code claim-ahead} (0: off)
+ * @param storeFailure what the guard does when the claim store fails
+ * @param quorum       a quorum queue instead of a classic one
+ * @param brokerDelay  failed deliveries wait in delay queues ({@code retry-broker-delay-above})
+ */
+record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
+            boolean brokerDelay) {
+
+    static final Duration LEASE = Duration.ofMillis(400);
+    static final int PREFETCH = 6;
+
+    /** Every combination: ledger × claim-ahead × store-failure × queue type × delay queues, and unguarded channels. */
+    static List<Mode> all() {
+        List<Mode> modes = new ArrayList<>();
+        for (boolean ledger : new boolean[] {true, false}) {
+            for (int ahead : new int[] {0, 4}) {
+                for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                    if (policy == StoreFailurePolicy.LEDGER_ONLY && !ledger) {
+                        continue; // without a ledger the engine applies REJECT
+                    }
+                    for (boolean quorum : new boolean[] {false, true}) {
+                        for (boolean delay : new boolean[] {false, true}) {
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay));
+                        }
+                    }
+                }
+            }
+        }
+        for (boolean quorum : new boolean[] {false, true}) {
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false));
+        }
+        return modes;
+    }
+
+    ConsumerSettings consumerSettings() {
+        ConsumerSettings s = Settings.defaults("sim", KeyStrategy.MESSAGE_ID);
+        s = Settings.withLedger(s, ledger);
+        s = Settings.withStoreFailure(s, storeFailure);
+        s = Settings.withLease(s, LEASE);
+        return Settings.withRetry(s, List.of(), List.of(SimInstance.PoisonException.class));
+    }
+
+    Map<String, String> channelAttributes() {
+        Map<String, String> a = new HashMap<>();
+        a.put("channel-name", "sim");
+        a.put("queue.name", World.QUEUE);
+        a.put("queue.type", quorum ? "quorum" : "classic");
+        a.put("exchange.name", World.EXCHANGE);
+        a.put("prefetch", Integer.toString(PREFETCH));
+        a.put("claim-ahead", Integer.toString(claimAhead));
+        a.put("max-attempts", "4");
+        a.put("retry-delay", brokerDelay ? "1s" : "30ms");
+        a.put("retry-max-delay", brokerDelay ? "4s" : "120ms");
+        a.put("retry-broker-delay-above", "1s");
+        a.put("confirm-timeout", "300ms");
+        a.put("network-recovery-interval", "200ms");
+        a.put("copy-signing-key", "simulation-signing-key");
+        return a;
+    }
+
+    /** How many messages the consumer asks for at first (Reactive Messaging's buffer). */
+    int requests() {
+        return claimAhead > 0 ? PREFETCH : 1;
+    }
+
+    SimStore.Faults storeFaults() {
+        return new SimStore.Faults(0.01, 0.01, 0.003, LEASE.multipliedBy(2));
+    }
+
+    SimDatabase.Faults databaseFaults() {
+        return new SimDatabase.Faults(0.02, 0.01, 0.01);
+    }
+
+    SimAmqp.Faults brokerFaults() {
+        return new SimAmqp.Faults(0.02, 0.01, 0.01);
+    }
+
+    double pauseChance() {
+        return 0.01;
+    }
+
+    double failChance() {
+        return 0.05;
+    }
+
+    double crashChance() {
+        return 0.002;
+    }
+
+    @Override
+    public String toString() {
+        return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
+                + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
+                + (brokerDelay ? " delay-queues" : "");
+    }
+}

@@ -1,0 +1,174 @@
+package dev.onceonly.simulation;
+
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.GuardEngine;
+import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
+import dev.onceonly.rabbitmq.SimConnector;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.GuardListener;
+import dev.onceonly.spi.Handover;
+import dev.onceonly.support.CurrentKey;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One application instance: the real engine and the real incoming channel on the simulation's
+ * threads, store connection, database and broker, and the consumer method the application wrote.
+ * A crash loses everything in it; a restart builds a new one under a new owner.
+ */
+final class SimInstance {
+
+    /** Not worth retrying (the consumer's {@code no-retry-for}): the message is dead-lettered at once. */
+    static final class PoisonException extends RuntimeException {
+        PoisonException() {
+            super("poison message (simulated)", null, false, false);
+        }
+    }
+
+    /** Worth retrying. */
+    static final class TransientException extends RuntimeException {
+        TransientException() {
+            super("transient failure (simulated)", null, false, false);
+        }
+    }
+
+    private final World world;
+    private final int slot;
+    final String name;
+    final SimLoop.Owner owner;
+    private final SimExecutor exec;
+    private final GuardEngine engine;
+    private final SimConnector connector;
+    private final Handover handover = new Handover();
+    private final ConsumerSettings settings;
+    private volatile Subscription subscription;
+
+    SimInstance(World world, int slot, String name) {
+        this.world = world;
+        this.slot = slot;
+        this.name = name;
+        this.owner = new SimLoop.Owner(name);
+        this.exec = new SimExecutor(world.loop, owner);
+        this.settings = world.mode.consumerSettings();
+        SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), true, world.keysSeen, world.storeFaulted::addAll);
+        engine = new GuardEngine(store, world.db.transactions(owner, this::crash),
+                world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
+                world.loop::now);
+        connector = SimConnector.start(world.mode.channelAttributes(), exec,
+                (channel, role) -> world.amqp.connect(exec, name + ":" + role), world.loop::now,
+                world.loop.random::nextDouble, handover, new Consumer());
+    }
+
+    SimConnector connector() {
+        return connector;
+    }
+
+    boolean alive() {
+        return !owner.dead;
+    }
+
+    /** {@code kill -9}: memory, threads and connections gone; the broker takes back what was unacked. */
+    void crash() {
+        if (owner.dead) {
+            return;
+        }
+        world.loop.trace.event(name + " CRASHED");
+        owner.dead = true;
+        world.loop.dropAll(owner);
+        world.amqp.crashed(owner);
+        world.db.crashed(owner);
+        world.restartLater(slot);
+    }
+
+    /** Reactive Messaging's side: requests, invokes the consumer method on a worker, acks or nacks. */
+    private final class Consumer implements Subscriber<Message<?>> {
+        @Override
+        public void onSubscribe(Subscription s) {
+            subscription = s;
+            s.request(world.mode.requests());
+        }
+
+        @Override
+        public void onNext(Message<?> m) {
+            exec.execute(() -> {
+                invoke(m);
+                subscription.request(1);
+            });
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            world.loop.trace.violation(name + ": the channel signalled an error: " + t);
+        }
+
+        @Override
+        public void onComplete() {
+        }
+    }
+
+    /**
+     * What the interceptor does for an {@code @Incoming} method: the delivery posted under this
+     * payload, the guard, a refusal of this delivery returned quietly (the connector settles it
+     * from the decision), anything else thrown and nacked by Reactive Messaging.
+     */
+    private void invoke(Message<?> m) {
+        Dispatch d = handover.take(m.getPayload());
+        if (d == null) {
+            world.loop.trace.violation(name + ": no delivery posted for the payload handed over");
+            return;
+        }
+        try {
+            if (world.mode.guarded()) {
+                engine.guard(settings, d, null, () -> work(d));
+            } else {
+                work(d);
+            }
+        } catch (MessageRefusedException refused) {
+            if (!d.settlesFromDecision()) {
+                m.nack(refused);
+                return;
+            }
+        } catch (SimLoop.Crash c) {
+            throw c;
+        } catch (Exception | Error e) {
+            world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
+            m.nack(e);
+            return;
+        }
+        m.ack();
+    }
+
+    /** The business method: takes time, may fail, and writes its effect in the transaction. */
+    private Object work(Dispatch d) {
+        String body = new String(d.message().body(), StandardCharsets.UTF_8);
+        String id = world.logicalId(d.message().messageId(), body);
+        if (d.message() instanceof IncomingRabbitMetadata meta) {
+            world.attemptSeen(world.chain(d.message().messageId(), d.message().body(), d.message().headers()), meta.attempt());
+        }
+        SimLoop loop = world.loop;
+        world.loop.trace.event(name + " handler runs " + id);
+        loop.pause(owner, TimeUnit.MICROSECONDS.toNanos(100 + loop.random.nextLong(3_000)));
+        if (loop.trace.fault(loop.chance(world.mode.pauseChance()), name + " paused past its lease in the handler of " + id)) {
+            loop.pause(owner, settings.lease().toNanos() * 3 / 2);
+        }
+        if (body.startsWith(World.POISON)) {
+            throw new PoisonException();
+        }
+        if (loop.trace.fault(loop.chance(world.mode.failChance()), name + " handler of " + id + " fails")) {
+            throw new TransientException();
+        }
+        if (world.mode.guarded()) {
+            world.keyOf.put("sim:" + CurrentKey.get(), id);
+            world.db.current().effects.add(id);
+        } else {
+            world.db.effects.merge(id, 1, Integer::sum);
+        }
+        return null;
+    }
+}

@@ -1,0 +1,60 @@
+package dev.onceonly.simulation;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Assumptions;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The deterministic simulation in the build: {@code sim.seeds} seeds (2,000 by default) from
+ * {@code sim.first}, every mode in turn. A failure prints the shrunk trace and the command that
+ * replays it ({@code -Dtest=SimulationTest#replay -Dsim.seed=N}).
+ */
+class SimulationTest {
+
+    private static final long FIRST = Long.getLong("sim.first", 1);
+    private static final long SEEDS = Long.getLong("sim.seeds", 2_000);
+
+    @Test
+    void everyInvariantHoldsForEverySeed() {
+        long t0 = System.nanoTime();
+        List<Simulation.Result> failed = Simulation.runSeeds(FIRST, SEEDS);
+        long millis = (System.nanoTime() - t0) / 1_000_000;
+        System.out.printf("simulation: %d seeds from %d, %d modes, %d failed, %d ms (%.0f seeds/s)%n", SEEDS, FIRST,
+                Mode.all().size(), failed.size(), millis, SEEDS * 1000.0 / Math.max(1, millis));
+        if (!failed.isEmpty()) {
+            Simulation.Result shrunk = Simulation.shrink(failed.get(0));
+            String seeds = String.join("\n  ", failed.stream().limit(40)
+                    .map(r -> r.seed() + " (" + r.mode() + "): " + r.trace().violations().get(0)).toList());
+            throw new AssertionError(failed.size() + " of " + SEEDS + " seeds failed:\n  " + seeds + "\n\n" + Simulation.report(shrunk));
+        }
+    }
+
+    /** One seed replays one run exactly: the same faults, the same events. */
+    @Test
+    void aSeedReplaysItsRunExactly() {
+        for (long seed : new long[] {7, 8, 41}) {
+            Simulation.Result a = Simulation.run(seed);
+            Simulation.Result b = Simulation.run(seed);
+            assertEquals(a.trace().faults(), b.trace().faults(), "faults of seed " + seed);
+            assertEquals(a.trace().eventsBeforeViolation(), b.trace().eventsBeforeViolation(), "events of seed " + seed);
+            assertEquals(a.steps(), b.steps());
+            assertFalse(a.trace().faults().isEmpty(), "seed " + seed + " injected no fault: the schedule is not exercised");
+        }
+    }
+
+    /** {@code -Dsim.seed=N [-Dsim.withhold=i,j]}: runs one seed and prints its trace. */
+    @Test
+    void replay() {
+        String seed = System.getProperty("sim.seed");
+        Assumptions.assumeTrue(seed != null, "set -Dsim.seed=N to replay a seed");
+        long s = Long.parseLong(seed);
+        Simulation.Result r = Simulation.run(s, Simulation.modeOf(s), Simulation.parseWithheld(System.getProperty("sim.withhold")));
+        System.out.println(Simulation.report(r));
+        assertTrue(!r.failed(), "seed " + s + " fails");
+    }
+}

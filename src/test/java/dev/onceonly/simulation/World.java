@@ -1,0 +1,228 @@
+package dev.onceonly.simulation;
+
+import com.rabbitmq.client.AMQP;
+import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.ClaimStore;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One simulated run: a broker, a claim store, a database and two application instances, a
+ * workload of messages published with copies, and the faults of the mode, injected until
+ * {@link #FAULTS_UNTIL_MS}; then the world settles and {@link Invariants} checks what happened.
+ */
+final class World {
+
+    static final String QUEUE = "sim.work";
+    static final String EXCHANGE = "sim.orders";
+    static final String POISON = "poison";
+    static final String KEYLESS = "keyless";
+    static final String COPY_HEADER = "x-sim-copy";
+    private static final int INSTANCES = 2;
+    private static final long FAULTS_UNTIL_MS = 2_000;
+    private static final long SETTLE_MS = 120_000;
+    private static final long TICK_MS = 5;
+
+    final Mode mode;
+    final SimLoop loop;
+    final SimBroker broker;
+    final SimAmqp amqp;
+    final SimDatabase db;
+    final Set<String> keysSeen = new LinkedHashSet<>();
+    /** Logical messages published: id → kind. */
+    final Map<String, String> published = new LinkedHashMap<>();
+    /** Logical messages whose effect may repeat by design (no ledger), with why. */
+    final Map<String, String> windows = new HashMap<>();
+    /** Store keys a store fault hit, and the logical message of each store key a handler ran for. */
+    final Set<String> storeFaulted = new LinkedHashSet<>();
+    final Map<String, String> keyOf = new HashMap<>();
+    private final Map<String, Integer> failures = new HashMap<>();
+    final SimInstance[] instances = new SimInstance[INSTANCES];
+    private int incarnations;
+    ClaimStore store;
+
+    World(long seed, Mode mode, Trace trace) {
+        this.mode = mode;
+        this.loop = new SimLoop(seed, trace);
+        trace.clock(loop);
+        this.broker = new SimBroker(loop, trace, this::chain);
+        this.amqp = new SimAmqp(broker);
+        amqp.faults(mode.brokerFaults());
+        this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
+        this.store = new InMemoryClaimStore(100_000, clock());
+    }
+
+    /** The run. */
+    void run() {
+        for (int i = 0; i < INSTANCES; i++) {
+            start(i);
+        }
+        SimLoop.Owner world = broker.self;
+        int messages = 12 + loop.random.nextInt(20);
+        for (int i = 0; i < messages; i++) {
+            double kind = loop.random.nextDouble();
+            String id = kind < 0.06 ? POISON + i : kind < 0.12 ? KEYLESS + i : "m" + i;
+            published.put(id, id.startsWith(POISON) ? POISON : id.startsWith(KEYLESS) ? KEYLESS : "normal");
+            int copies = 1 + loop.random.nextInt(3);
+            for (int c = 0; c < copies; c++) {
+                String copy = Integer.toString(c);
+                loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(loop.random.nextLong(400)), 0, () -> publish(id, copy));
+            }
+        }
+        for (long t = 0; t < FAULTS_UNTIL_MS; t += TICK_MS) {
+            loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(t), 0, this::tick);
+        }
+        loop.runUntil(TimeUnit.MILLISECONDS.toNanos(FAULTS_UNTIL_MS));
+        loop.trace.quiet = true;
+        loop.trace.event("faults stop; settling");
+        long deadline = loop.now() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
+        while (loop.now() < deadline && !settled()) {
+            loop.runUntil(loop.now() + TimeUnit.MILLISECONDS.toNanos(50));
+            checkBounds();
+        }
+        // One lease more: a claim left behind by a settled delivery would be gone by now.
+        loop.runUntil(loop.now() + Mode.LEASE.toNanos() * 2);
+        new Invariants(this).check();
+    }
+
+    private void start(int slot) {
+        instances[slot] = new SimInstance(this, slot, "i" + slot + "." + incarnations++);
+    }
+
+    /** An instance died: its process manager starts it again a little later. */
+    void restartLater(int slot) {
+        loop.schedule(broker.self, TimeUnit.MILLISECONDS.toNanos(50 + loop.random.nextLong(400)), 0, () -> start(slot));
+    }
+
+    /** Publishes copy {@code copy} of {@code id}; the copy's number travels in a header retry copies keep. */
+    private void publish(String id, String copy) {
+        AMQP.BasicProperties.Builder props = new AMQP.BasicProperties.Builder().deliveryMode(2)
+                .headers(Map.of(COPY_HEADER, copy));
+        if (!id.startsWith(KEYLESS)) {
+            props.messageId(id);
+        }
+        List<SimBroker.Queue> to = broker.route(EXCHANGE, "order.placed");
+        if (to == null || to.isEmpty()) {
+            // Not declared yet: the publisher tries again shortly (a real one would get a 404 or a return).
+            loop.schedule(broker.self, TimeUnit.MILLISECONDS.toNanos(20), 0, () -> publish(id, copy));
+            return;
+        }
+        loop.trace.event("publisher -> " + id);
+        for (SimBroker.Queue q : to) {
+            broker.enqueue(q, broker.newMessage(EXCHANGE, "order.placed", props.build(), (id + ":body").getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    /** Every few milliseconds while faults are on: maybe crash an instance (restarted a little later). */
+    private void tick() {
+        checkBounds();
+        for (int i = 0; i < INSTANCES; i++) {
+            SimInstance in = instances[i];
+            if (in.alive() && loop.trace.fault(loop.chance(mode.crashChance()), "crash " + in.name)) {
+                in.crash();
+            }
+        }
+    }
+
+    /** Internal queues hold only what is not settled (bounded by the prefetch of each channel generation). */
+    private void checkBounds() {
+        for (SimInstance in : instances) {
+            if (in == null || !in.alive()) {
+                continue;
+            }
+            int line = in.connector().claimAheadLine();
+            int unsettled = in.connector().unsettled();
+            if (line > unsettled) {
+                loop.trace.violation(in.name + ": the claim-ahead line keeps settled deliveries (line " + line
+                        + ", unsettled " + unsettled + ", prefetch " + in.connector().prefetch() + ")");
+            }
+        }
+    }
+
+    private boolean settled() {
+        for (SimInstance in : instances) {
+            if (in.alive() && in.connector().unsettled() > 0) {
+                return false;
+            }
+        }
+        for (SimBroker.Queue q : broker.queues.values()) {
+            if (!q.name.endsWith(".dlq") && (!q.ready.isEmpty() || q.outstanding() > 0)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    String logicalId(String messageId, String body) {
+        return messageId != null ? messageId : body.substring(0, body.indexOf(':'));
+    }
+
+    /**
+     * The handler saw attempt {@code attempt} of one published copy. Only failures count (README:
+     * BUSY and RETRY never spend attempts), and returns the connector did not make (its channel
+     * closed, its instance died): the attempt is at most one more than those.
+     */
+    void attemptSeen(String chain, int attempt) {
+        int allowed = 1 + failures.getOrDefault(chain, 0) + broker.returnsNotByConnector.getOrDefault(chain, 0);
+        if (attempt > allowed) {
+            loop.trace.violation(chain + ": attempt " + attempt + " after " + failures.getOrDefault(chain, 0)
+                    + " failures and " + broker.returnsNotByConnector.getOrDefault(chain, 0) + " returns by a closed channel");
+        }
+    }
+
+    /** A delivery of {@code chain} failed (nacked as FAILED): one attempt spent. */
+    void attemptFailed(String chain) {
+        failures.merge(chain, 1, Integer::sum);
+    }
+
+    /** Which published copy a message is, whatever copies the connector made of it since. */
+    String chain(String messageId, byte[] body, Map<String, Object> headers) {
+        Object copy = headers == null ? null : headers.get(COPY_HEADER);
+        return logicalId(messageId, new String(body, StandardCharsets.UTF_8)) + "#" + copy;
+    }
+
+    private void windowOpened(String id, String why) {
+        windows.putIfAbsent(id, why);
+    }
+
+    private Clock clock() {
+        return new Clock() {
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return Instant.ofEpochMilli(1_700_000_000_000L + TimeUnit.NANOSECONDS.toMillis(loop.now()));
+            }
+        };
+    }
+
+    List<SimInstance> live() {
+        List<SimInstance> live = new ArrayList<>();
+        for (SimInstance in : instances) {
+            if (in.alive()) {
+                live.add(in);
+            }
+        }
+        return live;
+    }
+}
