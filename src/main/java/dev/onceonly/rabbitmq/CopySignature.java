@@ -31,6 +31,15 @@ final class CopySignature {
         this.key = new SecretKeySpec(key, HMAC);
     }
 
+    /**
+     * The signer of an incoming channel: its {@code copy-signing-key}, or the key derived from its
+     * credentials when none is configured.
+     */
+    static CopySignature of(IncomingSettings settings) {
+        return settings.copySigningKey() != null ? withKey(settings.copySigningKey())
+                : derived(settings.connection(), settings.queue());
+    }
+
     /** A signer with the configured key. */
     static CopySignature withKey(String configuredKey) {
         return new CopySignature(configuredKey.getBytes(StandardCharsets.UTF_8));

@@ -90,8 +90,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.tracing = tracing;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.aheadLine = settings.claimAhead() > 1 ? new ClaimAheadLine(settings.claimAhead()) : null;
-        this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
-                : CopySignature.derived(settings.connection(), settings.queue());
+        this.signature = CopySignature.of(settings);
         this.redelivery = new Redelivery(settings, settlement, this::publisher, signature,
                 new DelayQueues(settings, () -> publishConnection, System::nanoTime));
         this.requeueCounts = settings.queueType().requeueCounts();
