@@ -146,7 +146,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         if (d.forgedCopy) {
             redelivery.deadLetter(d, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.REJECTED,
                     "x-onceonly-retry-attempts without this connector's signature: not a retry copy it made "
-                            + "(forged, or instances with different copy-signing-key)", null, ""));
+                            + "(forged, or signed with a key not in this instance's copy-signing-key or copy-signing-previous-keys)",
+                    null, ""));
             return;
         }
         if (aheadLine != null) {
