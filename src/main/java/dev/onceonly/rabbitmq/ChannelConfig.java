@@ -195,7 +195,7 @@ final class ChannelConfig {
         return new IncomingSettings(channel, connection, queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, backoff, drainTimeout,
                 confirmTimeout, config.bool("declare", true), payload, deliveryLimit,
-                signingKey, queueArguments(queueType), claimAhead);
+                signingKey, CopySignature.previousKeys(config), queueArguments(queueType), claimAhead);
     }
 
     /**

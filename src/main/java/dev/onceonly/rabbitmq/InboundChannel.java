@@ -89,8 +89,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.tracing = tracing;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.aheadLine = settings.claimAhead() > 1 ? new ClaimAheadLine(settings.claimAhead()) : null;
-        this.signature = settings.copySigningKey() != null ? CopySignature.withKey(settings.copySigningKey())
-                : CopySignature.derived(settings.connection(), settings.queue());
+        this.signature = CopySignature.of(settings);
         this.redelivery = new Redelivery(settings, settlement, this::publisher, signature,
                 new DelayQueues(settings, () -> publishConnection, resources.nanoClock()), () -> requeueCounts);
         this.requeueCounts = settings.queueType().requeueCounts();
@@ -146,7 +145,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         if (d.forgedCopy) {
             redelivery.deadLetter(d, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.REJECTED,
                     "x-onceonly-retry-attempts without this connector's signature: not a retry copy it made "
-                            + "(forged, or instances with different copy-signing-key)", null, ""));
+                            + "(forged, or signed with a key not in this instance's copy-signing-key or copy-signing-previous-keys)",
+                    null, ""));
             return;
         }
         if (aheadLine != null) {

@@ -19,6 +19,7 @@ import java.util.List;
  * @param declare            whether the connector declares exchanges, queues and bindings
  * @param deliveryLimit      quorum queues: the broker's {@code x-delivery-limit}, at least {@code maxAttempts}
  * @param copySigningKey     the key retry copies are signed with, or {@code null} for one derived from the credentials
+ * @param copySigningPreviousKeys keys a retry copy may also be signed with (accepted, never used to sign); may be empty
  * @param queueArguments     optional queue arguments (single active consumer, message TTL, length limit)
  * @param claimAhead         how many buffered deliveries the guard claims in one round trip before they are
  *                           handed over ({@code claim-ahead}); 0 or 1: each message is claimed in its turn
@@ -28,7 +29,8 @@ record IncomingSettings(String channel, ConnectionSettings connection, String qu
                         String deadLetterExchange, String deadLetterExchangeType, String deadLetterQueue,
                         String deadLetterRoutingKey, int maxAttempts, RetryBackoff backoff, Duration drainTimeout,
                         Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit,
-                        String copySigningKey, QueueArguments queueArguments, int claimAhead) {
+                        String copySigningKey, List<String> copySigningPreviousKeys, QueueArguments queueArguments,
+                        int claimAhead) {
 
     /** How long a BUSY or RETRY delivery is held before it goes back: {@code retry-delay}, not backed off. */
     Duration retryDelay() {
@@ -37,7 +39,7 @@ record IncomingSettings(String channel, ConnectionSettings connection, String qu
 
     @Override
     public String toString() {
-        // The record's own toString would print the signing key.
+        // The record's own toString would print the signing keys.
         return "IncomingSettings[channel=" + channel + ", queue=" + queue + ", " + connection.describe() + "]";
     }
 }

@@ -183,6 +183,23 @@ class ChannelConfigTest {
     }
 
     /**
+     * copy-signing-previous-keys: a comma-separated list of keys, secret like copy-signing-key. An
+     * empty entry (a doubled or trailing comma) stops the start, naming the property and no key.
+     */
+    @Test
+    void previousSigningKeysMayNotHaveEmptyEntriesAndAreNeverEchoed() {
+        for (String bad : List.of("old-key,,older-key", "old-key,", ", old-key", "old-key, ,older-key")) {
+            var e = assertThrows(InvalidConfigurationException.class, () -> channel(ChannelConfig.Direction.INCOMING,
+                    "copy-signing-key", "new-key", "copy-signing-previous-keys", bad).incoming(), bad);
+            assertEquals("mp.messaging.incoming.orders.copy-signing-previous-keys", e.property());
+            assertFalse(e.getMessage().contains("old-key") || e.getMessage().contains("new-key"), e.getMessage());
+        }
+        IncomingSettings s = channel(ChannelConfig.Direction.INCOMING, "copy-signing-key", "new-key",
+                "copy-signing-previous-keys", " old-key , older-key").incoming();
+        assertFalse(s.toString().contains("old-key") || s.toString().contains("new-key"), s.toString());
+    }
+
+    /**
      * Several broker nodes, as in SmallRye's connector: addresses replace host and port, a node
      * without a port gets the default one (TLS: 5671), and a malformed list names the property.
      */

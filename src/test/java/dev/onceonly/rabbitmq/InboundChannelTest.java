@@ -20,6 +20,7 @@ import org.reactivestreams.Subscription;
 import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -77,6 +78,12 @@ class InboundChannelTest {
                 Map.entry("drain-timeout", "5s"), Map.entry("queue.type", queueType), Map.entry("network-recovery-interval", "500ms"),
                 Map.entry("declare", Boolean.toString(declare)), Map.entry("retry-broker-delay-above", stale ? "1m" : "5s"),
                 Map.entry("claim-ahead", testName.contains("ClaimAhead") ? "4" : "0"));
+        if (testName.contains("Rotation")) {
+            // After a rolling restart that changed the key from old-key to new-key.
+            props = new HashMap<>(props);
+            props.put("copy-signing-key", "new-key");
+            props.put("copy-signing-previous-keys", "old-key");
+        }
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover, () -> MessageTracing.NONE);
         channel.subscribe(probe);
@@ -401,6 +408,42 @@ class InboundChannelTest {
         assertEquals("counted-by-nobody", m.getPayload(), "the forged copy never reached the application");
         assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
         m.ack();
+    }
+
+    /**
+     * A retry copy signed before a rolling restart changed copy-signing-key (a retry in flight, a copy
+     * back from a delay queue) is the connector's own: with the old key in copy-signing-previous-keys
+     * it is processed as the attempt it is, with its original exchange and routing key. Before, it was
+     * dead-lettered as REJECTED, unprocessed. One signed with a key not listed still is.
+     */
+    @Test
+    void aRetryCopySignedBeforeAKeyRotationIsProcessed() throws Exception {
+        probe.request(10);
+        byte[] body = "before-rotation".getBytes(StandardCharsets.UTF_8);
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
+                RabbitHeaders.RETRY_ATTEMPTS, 1, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
+                RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE,
+                signer("old-key").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
+        Message<?> m = probe.next();
+        IncomingRabbitMetadata meta = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals("before-rotation", m.getPayload());
+        assertEquals(2, meta.attempt());
+        assertEquals("orders", meta.exchange());
+        assertEquals("order.placed", meta.routingKey());
+        m.ack();
+
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
+                RabbitHeaders.RETRY_ATTEMPTS, 1, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
+                RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE,
+                signer("unlisted-key").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        assertEquals("REJECTED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+    }
+
+    /** The signer of this test's queue with {@code key} as its copy-signing-key. */
+    private CopySignature signer(String key) {
+        return CopySignature.of(TestChannelConfig.of(Map.of("channel-name", "unit", "queue.name", queue, "copy-signing-key", key),
+                ChannelConfig.Direction.INCOMING).incoming());
     }
 
     /** A long-string header that is not valid UTF-8 keeps its exact bytes (its toString() replaced them). */
