@@ -13,9 +13,7 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -26,6 +24,12 @@ import java.util.function.Consumer;
  * transaction's {@code afterCompletion}. What a transaction sent is kept as a resource of that
  * transaction in the {@link TransactionSynchronizationRegistry}, so nothing is shared between
  * transactions or threads.
+ *
+ * <p>Inside a guarded handler a message's id is {@code <guard key>/<n>}, {@code n} counted by the
+ * handler run ({@link CurrentKey#nextSendNumber}), not by the transaction: a handler that sends from
+ * its own transaction and from a {@code REQUIRES_NEW} one gets distinct ids (counted per
+ * transaction, both would be {@code /1}, and the second insert would wait on the same thread for the
+ * first transaction's uncommitted row until the lock wait gave up).
  *
  * <p>A send is a PRODUCER span ({@code <exchange> create}) whose trace context is written into the
  * row's headers: the message carries the sender's trace whenever and wherever the relay publishes it.
@@ -72,7 +76,7 @@ public final class JtaOutbox implements Outbox {
         }
         String key = CurrentKey.get();
         String id = message.messageId() != null ? message.messageId()
-                : key != null ? key + "/" + sends.next(key)
+                : key != null ? key + "/" + CurrentKey.nextSendNumber()
                 : UUID.randomUUID().toString();
         long row = store.append(new OutboxRecord(0, id, key != null ? key : id, traced(message.withMessageId(id)), clock.instant(), 0));
         sends.rows.add(row);
@@ -90,14 +94,9 @@ public final class JtaOutbox implements Outbox {
                 m.persistent(), created.headers());
     }
 
-    /** What one transaction sent: its rows, and per guard key how many messages it numbered. */
+    /** The rows one transaction wrote, handed to the relay when it commits. */
     private final class Sends implements Synchronization {
         final List<Long> rows = new ArrayList<>();
-        private final Map<String, Integer> numbered = new HashMap<>();
-
-        int next(String key) {
-            return numbered.merge(key, 1, Integer::sum);
-        }
 
         @Override
         public void beforeCompletion() {
