@@ -1,5 +1,6 @@
 package dev.onceonly.jpa;
 
+import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.support.CurrentKey;
@@ -26,6 +27,7 @@ import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * How {@link JtaOutbox} numbers a guarded handler's messages, on a scratch database with the
@@ -187,5 +189,45 @@ abstract class JtaOutboxTestBase {
         String random = jta.inTransaction(() -> outbox.send(message("no key")));
         assertEquals(random, UUID.fromString(random).toString(), "outside a guarded handler: a random UUID");
         assertEquals(Map.of("mine-1", "explicit", "orders:k4/1", "derived", random, "no key"), rows());
+    }
+
+    /**
+     * The handler's {@code REQUIRES_NEW} transaction committed {@code /2}, then the handler failed and
+     * its own transaction rolled back. The retry sends {@code /2} again from a new {@code REQUIRES_NEW}
+     * transaction: that message is already in the outbox, so the send writes nothing and returns its
+     * id (as an insert, it was a unique violation on every retry until the message was dead-lettered).
+     */
+    @Test
+    void aRetryFindsTheMessageItsRequiresNewTransactionCommittedAndDoesNotWriteItAgain() throws Exception {
+        assertThrows(IllegalStateException.class, () -> handlerRun("orders:k5", () -> {
+            outbox.send(message("outer"));
+            requiresNew(() -> outbox.send(message("inner")));
+            throw new IllegalStateException("the handler failed after its inner transaction committed");
+        }));
+        assertEquals(Map.of("orders:k5/2", "inner"), rows());
+        committed.clear();
+        List<String> ids = handlerRun("orders:k5", () -> List.of(
+                outbox.send(message("outer")),
+                requiresNew(() -> outbox.send(message("inner")))));
+        assertEquals(List.of("orders:k5/1", "orders:k5/2"), ids);
+        assertEquals(Map.of("orders:k5/1", "outer", "orders:k5/2", "inner"), rows());
+        assertEquals(1, committed.size(), "only the new row went to the relay");
+    }
+
+    /**
+     * A retry that sends a different message under an id already committed (a handler whose
+     * messages differ from run to run) fails the send at once, saying why; it neither waits nor
+     * replaces the message already in the outbox.
+     */
+    @Test
+    void aRetryThatSendsADifferentMessageUnderACommittedIdFailsTheSendAtOnce() throws Exception {
+        assertThrows(IllegalStateException.class, () -> handlerRun("orders:k6", () -> {
+            requiresNew(() -> outbox.send(message("inner, first run")));
+            throw new IllegalStateException("the handler failed after its inner transaction committed");
+        }));
+        OnceOnlyException refused = assertThrows(OnceOnlyException.class, () -> handlerRun("orders:k6",
+                () -> requiresNew(() -> outbox.send(message("inner, second run")))));
+        assertTrue(refused.getMessage().contains("already in the outbox"), refused.getMessage());
+        assertEquals(Map.of("orders:k6/1", "inner, first run"), rows());
     }
 }
