@@ -22,13 +22,24 @@ public interface Outbox {
      * published in the order they were sent.
      *
      * <p>The message id, unless the message has one: inside a guarded handler,
-     * {@code <guard key>/<n>}, where {@code n} counts the handler's sends from 1, so a handler that
-     * runs again for the same message (after a rollback) sends the same ids; outside a guarded
-     * handler, a random UUID.
+     * {@code <guard key>/<n>}, where {@code n} counts the sends of this run of the handler from 1,
+     * whichever transaction each is in (its own, or a {@code REQUIRES_NEW} one it starts), so no two
+     * messages of a run share an id, and a handler that runs again for the same message (after a
+     * rollback) sends the same ids; a guarded method the handler calls counts its own. Outside a
+     * guarded handler, a random UUID.
+     *
+     * <p>A message whose id (derived or its own) is already in the outbox, committed, with the same
+     * exchange, routing key, body, content type, correlation id and persistence, is not written again:
+     * this happens when a {@code REQUIRES_NEW} transaction of an earlier run committed it and that
+     * run's own transaction rolled back. Headers are not compared (they carry the run's trace context).
+     * Once the relay's purge deleted the row ({@code onceonly.outbox.retention}), the message is
+     * written and published again, with the same id.
      *
      * @param message the message
      * @return the message id it will be published with
-     * @throws OnceOnlyException when no transaction is active on this thread, or the row cannot be
+     * @throws OnceOnlyException when no transaction is active on this thread, when a different
+     *                           message with the same id is already in the outbox (the handler does
+     *                           not send the same messages on every run), or the row cannot be
      *                           written (the transaction must then roll back)
      */
     String send(OutboxMessage message);

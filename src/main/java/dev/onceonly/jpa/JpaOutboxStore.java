@@ -98,6 +98,18 @@ public final class JpaOutboxStore implements OutboxStore {
     }
 
     @Override
+    public Optional<OutboxRecord> find(String messageId) {
+        return work(c -> {
+            try (PreparedStatement s = c.prepareStatement(COLUMNS + " where message_id = ?")) {
+                s.setString(1, messageId);
+                try (ResultSet r = s.executeQuery()) {
+                    return r.next() ? Optional.of(record(r)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    @Override
     public int relay(Selection selection, Function<List<OutboxRecord>, Map<Long, Optional<Failure>>> publish,
                      int maxAttempts, Instant now) {
         if (selection.limit() < 1) {

@@ -29,6 +29,16 @@ public interface OutboxStore {
     long append(OutboxRecord record);
 
     /**
+     * Reads the row of {@code messageId} in the caller's current transaction, without locking it: a
+     * row committed by another transaction (in any state, until it is purged) or written earlier in
+     * this one. A row another transaction wrote and has not committed is not seen.
+     *
+     * @param messageId the message id
+     * @return the row, or empty when there is none
+     */
+    Optional<OutboxRecord> find(String messageId);
+
+    /**
      * In a new transaction: locks the pending rows selected, skipping rows another relay holds;
      * hands them, in id order, to {@code publish}; then marks each row as {@code publish} answered,
      * and commits.

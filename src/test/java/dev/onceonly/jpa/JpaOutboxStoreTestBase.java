@@ -135,6 +135,20 @@ abstract class JpaOutboxStoreTestBase {
     }
 
     @Test
+    void aRowIsFoundByItsMessageIdOnceCommittedAndInItsOwnTransaction() throws Exception {
+        assertEquals(Optional.empty(), jta.inTransaction(() -> store.find("c:k8/1")));
+        long inOwn = jta.inTransaction(() -> {
+            long id = store.append(record("c:k8", 1));
+            assertEquals(id, store.find("c:k8/1").orElseThrow().id(), "written earlier in this transaction");
+            return id;
+        });
+        OutboxRecord found = jta.inTransaction(() -> store.find("c:k8/1")).orElseThrow();
+        assertEquals(inOwn, found.id());
+        assertEquals("c:k8", found.source());
+        assertArrayEquals(record("c:k8", 1).message().body(), found.message().body());
+    }
+
+    @Test
     void confirmedRowsAreSentRefusedRowsCountAttemptsAndAreParkedAtTheLimitUnansweredRowsStayAsTheyWere() throws Exception {
         List<Long> ids = appendCommitted("c:k4", 3);
         for (int round = 1; round <= 2; round++) {
