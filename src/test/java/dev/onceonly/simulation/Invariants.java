@@ -32,12 +32,12 @@ final class Invariants {
     }
 
     void check() {
-        for (String key : w.storeFaulted) {
+        w.storeFaulted.forEach((key, why) -> {
             String id = w.keyOf.get(key);
             if (id != null) {
-                w.windows.putIfAbsent(id, "the claim store failed or froze on a call for its key");
+                w.windows.putIfAbsent(id, why);
             }
-        }
+        });
         Map<String, String> deadLettered = deadLetters();
         for (Map.Entry<String, String> m : w.published.entrySet()) {
             String id = m.getKey();

@@ -8,9 +8,11 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -54,6 +56,8 @@ final class SimDatabase {
         final SimLoop.Owner owner;
         final Map<String, String> rows = new HashMap<>();
         final List<String> effects = new ArrayList<>();
+        /** Claim-store keys of the messages whose effects these are. */
+        final Set<String> keys = new HashSet<>();
         boolean over;
 
         Tx(SimLoop.Owner owner) {
@@ -125,8 +129,11 @@ final class SimDatabase {
         };
     }
 
-    /** Transactions of {@code owner}'s guarded calls, with the commit faults of this run. */
-    TransactionRunner transactions(SimLoop.Owner owner, Runnable crash) {
+    /**
+     * Transactions of {@code owner}'s guarded calls, with the commit faults of this run; {@code store}
+     * is told when the engine's pre-commit check runs, and for which keys.
+     */
+    TransactionRunner transactions(SimLoop.Owner owner, Runnable crash, SimStore store) {
         return new TransactionRunner() {
             @Override
             public <T> T run(Work<T> work, Completion completion) throws Exception {
@@ -156,7 +163,14 @@ final class SimDatabase {
                     // Its instance died meanwhile (a crash inside a call that did not pause since).
                     throw new SimLoop.Crash(owner);
                 }
-                if (!completion.mayCommit()) {
+                boolean mayCommit;
+                store.checking(tx.keys);
+                try {
+                    mayCommit = completion.mayCommit();
+                } finally {
+                    store.checked();
+                }
+                if (!mayCommit) {
                     end(tx, false);
                     completion.completed(false);
                     throw new IllegalStateException("rolled back: the claim could not be confirmed before commit");

@@ -56,8 +56,8 @@ final class SimInstance {
         this.owner = new SimLoop.Owner(name);
         this.exec = new SimExecutor(world.loop, owner);
         this.settings = world.mode.consumerSettings();
-        SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), true, world.keysSeen, world.storeFaulted::addAll);
-        engine = new GuardEngine(store, world.db.transactions(owner, this::crash),
+        SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), true, world.keysSeen, world::storeWindow);
+        engine = new GuardEngine(store, world.db.transactions(owner, this::crash, store),
                 world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
                 world.loop::now);
         connector = SimConnector.start(world.mode.channelAttributes(), exec,
@@ -164,7 +164,9 @@ final class SimInstance {
             throw new TransientException();
         }
         if (world.mode.guarded()) {
-            world.keyOf.put("sim:" + CurrentKey.get(), id);
+            String storeKey = "sim:" + CurrentKey.get();
+            world.keyOf.put(storeKey, id);
+            world.db.current().keys.add(storeKey);
             world.db.current().effects.add(id);
         } else {
             world.db.effects.merge(id, 1, Integer::sum);

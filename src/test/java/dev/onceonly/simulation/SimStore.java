@@ -5,9 +5,15 @@ import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 
+import dev.onceonly.spi.ClaimState;
+
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -24,14 +30,25 @@ final class SimStore implements ClaimStore {
         static final Faults NONE = new Faults(0, 0, 0, Duration.ZERO);
     }
 
+    static final String FAULT = "the claim store failed or froze on a call for its key";
+    static final String LATE_MARK = "more than a lease passed between the pre-commit check and the done mark";
+
     private final Supplier<ClaimStore> shared;
     private final SimLoop loop;
     private final SimLoop.Owner owner;
     private final Faults faults;
     private final boolean batches;
-    private final java.util.Set<String> keysSeen;
-    /** Told the keys of every call a fault hit: without a ledger, their messages may run again (README's window). */
-    private final java.util.function.Consumer<List<String>> faulted;
+    private final Set<String> keysSeen;
+    /**
+     * Told the keys of every call a fault hit, and of every done mark that landed after the lease
+     * its pre-commit check confirmed: without a ledger, their messages may run again (README's
+     * windows), with why.
+     */
+    private final BiConsumer<List<String>, String> faulted;
+    /** Keys of the transaction whose pre-commit check is running ({@link #checking}). */
+    private Set<String> checking = Set.of();
+    /** Per claim token, when the lease its pre-commit check confirmed runs out (virtual nanoseconds). */
+    private final Map<String, Long> checkedUntil = new HashMap<>();
 
     /**
      * @param shared  the store all instances share (a supplier: a wipe replaces it)
@@ -39,7 +56,7 @@ final class SimStore implements ClaimStore {
      * @param keysSeen where every key claimed is noted, for the checks at the end of a run
      */
     SimStore(Supplier<ClaimStore> shared, SimLoop loop, SimLoop.Owner owner, Faults faults, boolean batches,
-             java.util.Set<String> keysSeen, java.util.function.Consumer<List<String>> faulted) {
+             Set<String> keysSeen, BiConsumer<List<String>, String> faulted) {
         this.keysSeen = keysSeen;
         this.faulted = faulted;
         this.shared = shared;
@@ -49,14 +66,51 @@ final class SimStore implements ClaimStore {
         this.batches = batches;
     }
 
+    /**
+     * The engine's pre-commit check (without a ledger) for a transaction writing {@code keys} is
+     * about to run: a claim or renewal of one of them now is that check, and the lease it confirms
+     * must outlast the done mark, else a copy may run again (README: a pause, or a store slow on the
+     * mark, for longer than the lease between that check and the mark).
+     */
+    void checking(Set<String> keys) {
+        checking = keys;
+    }
+
+    void checked() {
+        checking = Set.of();
+    }
+
+    private void confirmed(String key, String token, boolean held, Duration lease) {
+        if (held && checking.contains(key)) {
+            checkedUntil.put(token, loop.now() + lease.toNanos());
+        }
+    }
+
+    /** The done mark of {@code token}'s claim acts now: late if the lease its pre-commit check confirmed ran out. */
+    private void marking(String key, String token) {
+        Long until = checkedUntil.remove(token);
+        if (until != null && loop.now() - until > 0) {
+            faulted.accept(List.of(key), LATE_MARK);
+        }
+    }
+
+    /** {@code -Dsim.storeCalls=true}: every call the store acted on, in the trace (for a replay). */
+    private static final boolean TRACE_CALLS = Boolean.getBoolean("sim.storeCalls");
+
+    private void traceCall(String op, List<String> keys, Object result) {
+        if (TRACE_CALLS) {
+            loop.trace.event(owner + " store " + op + " " + keys + " -> " + result);
+        }
+    }
+
     private <T> T call(String op, List<String> keys, Supplier<T> body) {
         Trace trace = loop.trace;
         if (trace.fault(loop.chance(faults.freeze()), "store frozen " + faults.freezeFor().toMillis() + " ms under " + owner + " " + op)) {
-            faulted.accept(keys);
+            faulted.accept(keys, FAULT);
             loop.pause(owner, faults.freezeFor().toNanos());
         }
         if (trace.fault(loop.chance(faults.failBefore()), "store call " + op + " of " + owner + " times out unseen")) {
-            faulted.accept(keys);
+            faulted.accept(keys, FAULT);
             loop.roundTrip(owner, 2_000);
             throw new ClaimStoreException("sim", op, new java.net.SocketTimeoutException("simulated"));
         }
@@ -64,13 +118,15 @@ final class SimStore implements ClaimStore {
         T result = null;
         if (actFirst) {
             result = body.get();
+            traceCall(op, keys, result);
         }
         loop.roundTrip(owner, 1_500);
         if (!actFirst) {
             result = body.get();
+            traceCall(op, keys, result);
         }
         if (trace.fault(loop.chance(faults.lostReply()), "reply to " + op + " of " + owner + " lost")) {
-            faulted.accept(keys);
+            faulted.accept(keys, FAULT);
             throw new ClaimStoreException("sim", op, new java.net.SocketTimeoutException("simulated, after the store acted"));
         }
         return result;
@@ -79,12 +135,19 @@ final class SimStore implements ClaimStore {
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         keysSeen.add(key);
-        return call("claim", List.of(key), () -> shared.get().claim(key, token, fingerprint, lease));
+        return call("claim", List.of(key), () -> {
+            ClaimResult r = shared.get().claim(key, token, fingerprint, lease);
+            confirmed(key, token, r.state() == ClaimState.ACQUIRED, lease);
+            return r;
+        });
     }
 
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-        return call("complete", List.of(key), () -> shared.get().complete(key, token, fingerprint, retention));
+        return call("complete", List.of(key), () -> {
+            marking(key, token);
+            return shared.get().complete(key, token, fingerprint, retention);
+        });
     }
 
     @Override
@@ -94,7 +157,11 @@ final class SimStore implements ClaimStore {
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
-        return call("extend", List.of(key), () -> shared.get().extend(key, token, lease));
+        return call("extend", List.of(key), () -> {
+            HolderResult r = shared.get().extend(key, token, lease);
+            confirmed(key, token, r == HolderResult.APPLIED, lease);
+            return r;
+        });
     }
 
     @Override
@@ -105,13 +172,19 @@ final class SimStore implements ClaimStore {
 
     @Override
     public List<HolderResult> completeAll(List<CompleteRequest> requests) {
-        return call("completeAll", requests.stream().map(CompleteRequest::key).toList(), () -> shared.get().completeAll(requests));
+        return call("completeAll", requests.stream().map(CompleteRequest::key).toList(), () -> {
+            requests.forEach(r -> marking(r.key(), r.token()));
+            return shared.get().completeAll(requests);
+        });
     }
 
     @Override
     public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
         claims.forEach(r -> keysSeen.add(r.key()));
-        return call("completeThenClaim", java.util.stream.Stream.concat(completions.stream().map(CompleteRequest::key), claims.stream().map(ClaimRequest::key)).toList(), () -> shared.get().completeThenClaim(completions, claims));
+        return call("completeThenClaim", java.util.stream.Stream.concat(completions.stream().map(CompleteRequest::key), claims.stream().map(ClaimRequest::key)).toList(), () -> {
+            completions.forEach(r -> marking(r.key(), r.token()));
+            return shared.get().completeThenClaim(completions, claims);
+        });
     }
 
     @Override

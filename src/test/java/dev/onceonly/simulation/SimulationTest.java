@@ -47,7 +47,11 @@ class SimulationTest {
         }
     }
 
-    /** {@code -Dsim.seed=N [-Dsim.withhold=i,j]}: runs one seed and prints its trace. */
+    /**
+     * {@code -Dsim.seed=N [-Dsim.withhold=i,j]}: runs one seed and prints its trace; {@code
+     * -Dsim.events=N -Dsim.print=N} keep and print more of it, {@code -Dsim.storeCalls=true} adds
+     * every claim-store call.
+     */
     @Test
     void replay() {
         String seed = System.getProperty("sim.seed");

@@ -45,8 +45,8 @@ final class World {
     final Map<String, String> published = new LinkedHashMap<>();
     /** Logical messages whose effect may repeat by design (no ledger), with why. */
     final Map<String, String> windows = new HashMap<>();
-    /** Store keys a store fault hit, and the logical message of each store key a handler ran for. */
-    final Set<String> storeFaulted = new LinkedHashSet<>();
+    /** Store keys a window opened for at the store (a fault, a late done mark), with why; the logical message of each store key a handler ran for. */
+    final Map<String, String> storeFaulted = new LinkedHashMap<>();
     final Map<String, String> keyOf = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
     final SimInstance[] instances = new SimInstance[INSTANCES];
@@ -191,6 +191,11 @@ final class World {
     String chain(String messageId, byte[] body, Map<String, Object> headers) {
         Object copy = headers == null ? null : headers.get(COPY_HEADER);
         return logicalId(messageId, new String(body, StandardCharsets.UTF_8)) + "#" + copy;
+    }
+
+    /** A window opened at the store for {@code keys}: resolved to their messages at the end. */
+    void storeWindow(List<String> keys, String why) {
+        keys.forEach(k -> storeFaulted.putIfAbsent(k, why));
     }
 
     private void windowOpened(String id, String why) {
