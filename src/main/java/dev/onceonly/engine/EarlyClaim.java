@@ -29,13 +29,23 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
     private final AtomicBoolean over = new AtomicBoolean();
     private volatile boolean lost;
     private volatile long renewAtNanos;
+    /**
+     * When the request that last confirmed the lease was sent ({@link LeaseSweep#now()}): the store
+     * counts the lease from later than that, so the claim is surely held until a lease after it.
+     * Renewals the store failed leave it unchanged.
+     */
+    private volatile long confirmedAtNanos;
 
-    EarlyClaim(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token, ClaimResult result) {
+    /**
+     * @param sentAt when the claim's request was sent ({@link LeaseSweep#now()})
+     */
+    EarlyClaim(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token, ClaimResult result, long sentAt) {
         this.engine = engine;
         this.settings = settings;
         this.key = key;
         this.token = token;
         this.result = result;
+        this.confirmedAtNanos = sentAt;
         if (result.state() == ClaimState.ACQUIRED) {
             renewAtNanos = engine.leases.now() + settings.lease().toNanos() / 3;
             engine.leases.hold(this, settings.lease());
@@ -46,18 +56,25 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
      * The guard takes the claim for the message it is about to guard.
      *
      * @return whether the claim is this consumer's, for this key, and still held (or done): the guard
-     *         then goes on with it; otherwise it is given back and the guard claims as usual
+     *         then goes on with it; otherwise it is given back and the guard claims as usual. A claim
+     *         no renewal confirmed for a whole lease (the store failed them) may have run out and be
+     *         another holder's by now: it is not used either
      */
     boolean take(ConsumerSettings s, MessageKey k) {
         if (!over.compareAndSet(false, true)) {
             return false;
         }
         engine.leases.drop(this);
-        if (s.consumer().equals(settings.consumer()) && k.storeKey().equals(key.storeKey()) && !lost) {
+        if (s.consumer().equals(settings.consumer()) && k.storeKey().equals(key.storeKey()) && !lost && !lapsed()) {
             return true;
         }
         release();
         return false;
+    }
+
+    private boolean lapsed() {
+        return result.state() == ClaimState.ACQUIRED
+                && engine.leases.now() - confirmedAtNanos >= settings.lease().toNanos();
     }
 
     @Override
@@ -90,6 +107,7 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
     public void renew(long now) {
         try {
             if (engine.store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+                confirmedAtNanos = now;
                 renewAtNanos = now + settings.lease().toNanos() / 3;
             } else if (engine.leases.drop(this)) {
                 lost = true; // not ours any more: the guard claims again in the message's turn

@@ -354,6 +354,7 @@ public final class GuardEngine implements ClaimStoreControl {
         }
         List<ClaimResult> results;
         GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
+        long sentAt = leases.now(); // the leases the store grants run from later than this
         try {
             results = doneWriter.claimAll(requests);
         } catch (ClaimStoreException e) {
@@ -368,7 +369,7 @@ public final class GuardEngine implements ClaimStoreControl {
             if (result.state() == ClaimState.IN_PROGRESS) {
                 continue;
             }
-            EarlyClaim claim = new EarlyClaim(this, settings, messageKeys.get(i), requests.get(i).token(), result);
+            EarlyClaim claim = new EarlyClaim(this, settings, messageKeys.get(i), requests.get(i).token(), result, sentAt);
             Dispatch d = targets.get(i);
             d.holdAheadClaim(claim);
             if (d.aheadClaim() != claim) {

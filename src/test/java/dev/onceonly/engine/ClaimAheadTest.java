@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -50,7 +51,9 @@ class ClaimAheadTest {
     private final List<GuardEvent> events = new CopyOnWriteArrayList<>();
     private final InMemoryClaimStore memory = new InMemoryClaimStore(10_000, clock);
     private final CountingStore store = new CountingStore(memory);
-    private final GuardEngine engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, events::add, keys);
+    /** Leases fall due by the test's clock, as the store's do. */
+    private final GuardEngine engine = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, events::add, keys,
+            () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
     private final ConsumerSettings settings = Settings.defaults("orders", KeyStrategy.CONTENT);
     private final AtomicInteger runs = new AtomicInteger();
 
@@ -137,6 +140,30 @@ class ClaimAheadTest {
         assertEquals(1, runs.get(), "only the first ran");
     }
 
+    /**
+     * A claim whose renewals failed (the store unreachable) for longer than its lease may have run
+     * out and been taken by another holder: it is not used, and the guard claims in the message's
+     * turn, rather than run the handler beside that holder.
+     */
+    @Test
+    void aClaimNotRenewedForALeaseBecauseTheStoreFailedIsNotUsed() throws Exception {
+        ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(600));
+        RecordingDispatch first = delivery("first-unrenewed");
+        RecordingDispatch waiting = delivery("unrenewed-meanwhile");
+        first.offerBehind(waiting);
+        guard(shortLease, first);
+        store.failExtends.set(true);
+        clock.advance(Duration.ofSeconds(1)); // no renewal got through for longer than the lease
+        MessageKey k = key("unrenewed-meanwhile");
+        assertEquals(ClaimResult.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)));
+        store.failExtends.set(false);
+
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(shortLease, waiting));
+
+        assertEquals(Outcome.BUSY, e.outcome(), "claimed in its turn, and found held by the other holder");
+        assertEquals(1, runs.get(), "the handler did not run beside the other holder");
+    }
+
     /** A store that fails the batch leaves nothing held by it: each message is claimed in its turn. */
     @Test
     void aFailedBatchIsReleasedAndEachMessageClaimsInItsTurn() throws Exception {
@@ -213,6 +240,7 @@ class ClaimAheadTest {
         final AtomicInteger batches = new AtomicInteger();
         final AtomicInteger extendsRefused = new AtomicInteger();
         final AtomicBoolean failNextBatch = new AtomicBoolean();
+        final AtomicBoolean failExtends = new AtomicBoolean();
         private final ClaimStore store;
 
         CountingStore(ClaimStore store) {
@@ -246,6 +274,9 @@ class ClaimAheadTest {
 
         @Override
         public HolderResult extend(String key, String token, Duration lease) {
+            if (failExtends.get()) {
+                throw new ClaimStoreException("counting", "extend", new IOException("connection reset"));
+            }
             HolderResult r = store.extend(key, token, lease);
             if (r == HolderResult.NOT_HOLDER) {
                 extendsRefused.incrementAndGet();
