@@ -49,9 +49,11 @@ final class QueueConsumer extends DefaultConsumer {
     @Override
     public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
         Map<String, Object> headers = properties.getHeaders() == null ? Map.of() : properties.getHeaders();
-        // Only the broker's own count, and only where the broker keeps one: on a classic queue the
-        // header could only come from a publisher.
-        int returned = settings.queueType() == QueueType.QUORUM ? intHeader(headers, RabbitHeaders.DELIVERY_COUNT) : 0;
+        // Only the broker's own count, and only where the broker keeps one: on a classic queue, or on
+        // a first delivery (the broker adds its count to redeliveries only), the header can only be
+        // the publisher's, and would spend attempts the message never had.
+        int returned = settings.queueType() == QueueType.QUORUM && envelope.isRedeliver()
+                ? intHeader(headers, RabbitHeaders.DELIVERY_COUNT) : 0;
         if (returned == 0 && envelope.isRedeliver() && headers.containsKey(RabbitHeaders.DELIVERY_COUNT)) {
             // A broker-counted redelivery on a queue configured as classic: the queue is a quorum
             // queue (declare=false, or declared elsewhere), where requeues count.
