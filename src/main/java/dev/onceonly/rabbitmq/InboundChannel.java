@@ -412,7 +412,9 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     /**
      * Cancels the consumer and gives back what the application was not handed (buffered
-     * deliveries and held retries). Idempotent.
+     * deliveries and held retries): requeued, or on a queue where a requeue counts as an attempt,
+     * published again as a copy that does not (acked once confirmed; {@link #drainAndClose} waits for
+     * the confirms with the deliveries in progress). Idempotent.
      */
     void stopConsuming() {
         synchronized (lifecycle) {
@@ -430,7 +432,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             }
         }
         buffered.clear();
-        requeuedAtStop = settlement.stopAndRequeueWaiting();
+        requeuedAtStop = settlement.stopAndGiveBackWaiting(requeueCounts ? redelivery::giveBack : settlement::requeue);
         inFlightAtStop = settlement.unsettledCount();
     }
 

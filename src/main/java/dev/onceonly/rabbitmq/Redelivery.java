@@ -60,6 +60,19 @@ final class Redelivery {
     }
 
     /**
+     * At shutdown, where a requeue would spend an attempt (a quorum queue counts every return, a
+     * closed channel's too): the delivery goes back as a copy that is not an attempt. A copy the
+     * broker refuses is tried again after the retry delay; one still not confirmed at the drain
+     * timeout is requeued then, which counts (as the deliveries still in progress then do).
+     */
+    void giveBack(Delivery d) {
+        publishCopy(d, false, settings.queue(), () -> {
+            settlement.giveBackLater(d, settings.retryDelay(), () -> giveBack(d));
+            return true;
+        });
+    }
+
+    /**
      * A failed delivery's next attempt, after {@code delay}: a copy through the delay queue when the
      * broker holds such a delay (the original is acked once the copy is confirmed, freeing its
      * prefetch slot at once), else the delivery is held here for {@code delay} and then copied to
@@ -75,6 +88,21 @@ final class Redelivery {
     }
 
     private void publishCopy(Delivery d, boolean countThisAttempt, String routingKey, Runnable onFailed) {
+        publishCopy(d, countThisAttempt, routingKey, () -> {
+            onFailed.run();
+            if (requeueCounts.getAsBoolean()) {
+                // A requeue would spend one of the message's attempts on the broker's failure: the
+                // copy is published again after the delay instead (to the queue: a delay queue the
+                // publish failed on may be gone).
+                settlement.hold(d, settings.retryDelay(), () -> publishCopy(d, countThisAttempt, settings.queue(), () -> { }));
+                return true;
+            }
+            return false;
+        });
+    }
+
+    /** @param onFailed as in {@link #publishThenAck} */
+    private void publishCopy(Delivery d, boolean countThisAttempt, String routingKey, BooleanSupplier onFailed) {
         IncomingRabbitMetadata m = d.metadata;
         Map<String, Object> headers = copyHeaders(m);
         int attempts = countThisAttempt ? m.attempt() : m.attempt() - 1;
@@ -86,17 +114,7 @@ final class Redelivery {
         // What the broker wrote when a delay queue returned this message: the count is in RETRY_ATTEMPTS,
         // and each copy starting without them keeps the headers from growing with every pass.
         headers.keySet().removeIf(RabbitHeaders::isDeathHeader);
-        publishThenAck(d, "retry", "", routingKey, headers, () -> { }, () -> {
-            onFailed.run();
-            if (requeueCounts.getAsBoolean()) {
-                // A requeue would spend one of the message's attempts on the broker's failure: the
-                // copy is published again after the delay instead (to the queue: a delay queue the
-                // publish failed on may be gone).
-                settlement.hold(d, settings.retryDelay(), () -> publishCopy(d, countThisAttempt, settings.queue(), () -> { }));
-                return true;
-            }
-            return false;
-        });
+        publishThenAck(d, "retry", "", routingKey, headers, () -> { }, onFailed);
     }
 
     /** Publishes the message to the dead-letter exchange with the reason, then acks it. */

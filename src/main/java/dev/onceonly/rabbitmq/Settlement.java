@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The broker actions of one incoming channel's deliveries — ack, requeue, hold for a retry delay
@@ -23,7 +24,8 @@ final class Settlement {
     private final ScheduledExecutorService scheduler;
     private final Handover handover;
     private final Set<Delivery> unsettled = ConcurrentHashMap.newKeySet();
-    private volatile boolean stopping;
+    /** How a waiting delivery goes back to the queue once the channel stops; {@code null} until then. */
+    private volatile Consumer<Delivery> giveBack;
 
     Settlement(Duration retryDelay, ScheduledExecutorService scheduler, Handover handover) {
         this.retryDelay = retryDelay;
@@ -70,10 +72,23 @@ final class Settlement {
     /** Keeps the delivery (and its prefetch slot) for {@code delay}, then runs {@code then}. */
     void hold(Delivery d, Duration delay, Runnable then) {
         d.stage = Delivery.Stage.HELD;
-        if (stopping) {
-            requeue(d); // shutting down: no point in waiting
+        Consumer<Delivery> back = giveBack;
+        if (back != null) {
+            back.accept(d); // shutting down: no point in waiting
             return;
         }
+        later(d, delay, then);
+    }
+
+    /**
+     * Shutdown: a delivery whose give-back failed tries again after {@code delay}, until it is
+     * settled or {@link #requeueAll} takes it at the drain timeout.
+     */
+    void giveBackLater(Delivery d, Duration delay, Runnable then) {
+        later(d, delay, then);
+    }
+
+    private void later(Delivery d, Duration delay, Runnable then) {
         try {
             d.hold = scheduler.schedule(() -> {
                 if (d.isStale()) {
@@ -93,21 +108,26 @@ final class Settlement {
     }
 
     /**
-     * Shutdown, first step: from now on held deliveries are requeued at once, and those waiting
-     * (buffered or held) are requeued now.
+     * Shutdown, first step: from now on held deliveries go back at once, and those waiting (buffered
+     * or held) go back now, each by {@code giveBack} (a requeue, or where a requeue would spend an
+     * attempt, a copy); it must settle the delivery, or leave it to {@link #requeueAll}.
      *
-     * @return how many were requeued
+     * @return how many were given back
      */
-    int stopAndRequeueWaiting() {
-        stopping = true;
-        int requeued = 0;
+    int stopAndGiveBackWaiting(Consumer<Delivery> giveBack) {
+        this.giveBack = giveBack;
+        int given = 0;
         for (Delivery d : unsettled) {
             Delivery.Stage s = d.stage;
-            if ((s == Delivery.Stage.BUFFERED || s == Delivery.Stage.HELD) && requeue(d)) {
-                requeued++;
+            if (s == Delivery.Stage.BUFFERED || s == Delivery.Stage.HELD) {
+                if (d.hold != null) {
+                    d.hold.cancel(false); // goes back now: its timer must not send it a second time
+                }
+                giveBack.accept(d);
+                given++;
             }
         }
-        return requeued;
+        return given;
     }
 
     /** Shutdown, last step: requeues whatever is still unsettled. @return how many */

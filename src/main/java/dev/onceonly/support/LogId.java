@@ -103,8 +103,8 @@ public enum LogId {
             + "%d attempt(s), to exchange '%s': %s"),
     /** A dead-letter or retry publish failed; the message was requeued instead. */
     ONCE0506W(Level.WARNING, "Could not %s a message of channel '%s' (body sha256 %s): %s; it is requeued after %s instead"),
-    /** Incoming channel stopped: requeued unprocessed, finished while draining, requeued at the drain timeout. */
-    ONCE0507I(Level.INFO, "RabbitMQ channel '%s' stopped: %d delivery(ies) requeued unprocessed, %d finished while draining, "
+    /** Incoming channel stopped: given back unprocessed (requeued, or copied where a requeue counts), finished while draining, requeued at the drain timeout. */
+    ONCE0507I(Level.INFO, "RabbitMQ channel '%s' stopped: %d delivery(ies) given back unprocessed, %d finished while draining, "
             + "%d requeued at the drain timeout"),
     /** Outgoing channel publishing with confirms. */
     ONCE0508I(Level.INFO, "RabbitMQ outgoing channel '%s' publishing to exchange '%s' on %s with publisher confirms"),

@@ -76,12 +76,7 @@ class DeliveryCountTest {
     /** The same against the machine's broker, end to end. */
     @Test
     void aPublishersDeliveryCountHeaderIsNotCountedAsReturns() throws Exception {
-        channel = new InboundChannel(TestChannelConfig.of(Map.of("channel-name", "count-unit", "queue.name", queue,
-                "queue.type", "quorum", "host", "127.0.0.1", "drain-timeout", "2s"), ChannelConfig.Direction.INCOMING).incoming(),
-                resources, new Handover(), () -> MessageTracing.NONE);
-        channel.subscribe(probe);
-        channel.start();
-        await("the consumer", LIMIT, this::consumers, n -> n == 1);
+        channel = start();
         probe.request(1);
 
         rabbit.publish("", queue, forged(7), "forged-count");
@@ -90,6 +85,46 @@ class DeliveryCountTest {
         assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(),
                 "the first delivery is attempt 1, whatever the publisher wrote");
         m.ack().toCompletableFuture().get();
+    }
+
+    /**
+     * A graceful stop gives back what the application was not handed. On a quorum queue a requeue
+     * (or the channel's close) raises the broker's count: the connector publishes them again as
+     * copies that are not attempts, so the next consumer sees attempt 1 still.
+     */
+    @Test
+    void deliveriesGivenBackAtAStopKeepTheirAttemptOnAQuorumQueue() throws Exception {
+        channel = start("prefetch", "5");
+        for (int i = 0; i < 4; i++) {
+            rabbit.publish("", queue, new AMQP.BasicProperties.Builder().messageId("stop-" + i).build(), "stop-" + i);
+        }
+        await("the deliveries buffered", LIMIT, () -> channel.unsettledCount(), n -> n == 4);
+
+        channel.stopConsuming();
+        channel.drainAndClose();
+        channel = start("prefetch", "5");
+        probe.request(4);
+
+        for (int i = 0; i < 4; i++) {
+            Message<?> m = probe.next();
+            assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(),
+                    "given back unprocessed: not an attempt");
+            m.ack().toCompletableFuture().get();
+        }
+    }
+
+    private InboundChannel start(String... keyValues) throws Exception {
+        Map<String, String> props = new java.util.HashMap<>(Map.of("channel-name", "count-unit", "queue.name", queue,
+                "queue.type", "quorum", "host", "127.0.0.1", "drain-timeout", "2s"));
+        for (int i = 0; i < keyValues.length; i += 2) {
+            props.put(keyValues[i], keyValues[i + 1]);
+        }
+        InboundChannel c = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming(),
+                resources, new Handover(), () -> MessageTracing.NONE);
+        c.subscribe(probe);
+        c.start();
+        await("the consumer", LIMIT, this::consumers, n -> n == 1);
+        return c;
     }
 
     private int consumers() {

@@ -60,8 +60,17 @@ public final class SimConnector {
         return prefetch;
     }
 
-    /** Graceful stop, first step: cancels the consumer and requeues what waits. */
+    /** Graceful stop, first step: cancels the consumer and gives back what waits. */
     public void stopConsuming() {
         channel.stopConsuming();
+    }
+
+    /**
+     * Graceful stop, last step: requeues what is still unsettled and closes the connections. The
+     * simulation waits for the drain itself, on its clock; the channel's own wait (real time, its
+     * {@code drain-timeout}) should be short.
+     */
+    public void drainAndClose() {
+        channel.drainAndClose();
     }
 }

@@ -75,6 +75,9 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         a.put("confirm-timeout", "300ms");
         a.put("network-recovery-interval", "200ms");
         a.put("copy-signing-key", "simulation-signing-key");
+        // The simulation waits for a stopping channel's drain on its own clock (SimInstance#stop):
+        // the channel's wait, in real time, only has to end.
+        a.put("drain-timeout", "1ms");
         return a;
     }
 
@@ -106,6 +109,14 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     double crashChance() {
         return 0.002;
     }
+
+    /** A graceful stop (a rolling restart), per instance and tick. */
+    double stopChance() {
+        return 0.002;
+    }
+
+    /** How long a stopping instance waits for its deliveries in progress ({@code drain-timeout}). */
+    static final Duration DRAIN = Duration.ofMillis(300);
 
     @Override
     public String toString() {

@@ -62,6 +62,16 @@ final class SimAmqp {
     }
 
     private final List<Conn> conns = new ArrayList<>();
+    /** Instances past their drain timeout: what they requeue now goes back as a dying process's deliveries do. */
+    private final java.util.Set<SimLoop.Owner> closing = new java.util.HashSet<>();
+
+    /**
+     * {@code owner} reached its drain timeout: the deliveries it still holds (in progress, or whose
+     * copy the broker would not confirm) go back counted, as README says, like a crashed instance's.
+     */
+    void drainTimedOut(SimLoop.Owner owner) {
+        closing.add(owner);
+    }
 
     /** The instance died: its connections close, and the broker requeues what they had unacked. */
     void crashed(SimLoop.Owner owner) {
@@ -319,7 +329,9 @@ final class SimAmqp {
             }
             trace.event(conn.name + " " + what + (what.equals("nack") && requeue ? " requeue " : " ") + m.messageId() + " tag " + tag);
             if (what.equals("nack")) {
-                if (requeue) {
+                if (requeue && closing.contains(conn.exec.owner)) {
+                    broker.returned(from, m); // what a stopping instance still had at its drain timeout: as if it died
+                } else if (requeue) {
                     broker.requeue(from, m);
                 } else {
                     broker.drop(m, "nacked without requeue and no dead-letter exchange");

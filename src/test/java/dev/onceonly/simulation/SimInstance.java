@@ -48,6 +48,7 @@ final class SimInstance {
     private final Handover handover = new Handover();
     private final ConsumerSettings settings;
     private volatile Subscription subscription;
+    private boolean stopping;
 
     SimInstance(World world, int slot, String name) {
         this.world = world;
@@ -73,12 +74,38 @@ final class SimInstance {
         return !owner.dead;
     }
 
+    boolean stopping() {
+        return stopping;
+    }
+
+    /**
+     * A graceful stop, as the server does it: the channel stops consuming and gives back what it
+     * holds, waits up to the drain timeout for the deliveries in progress, gives back the rest and
+     * closes; then the process ends (what still runs is killed) and is started again.
+     */
+    void stop() {
+        stopping = true;
+        world.loop.trace.event(name + " STOPPING");
+        connector.stopConsuming();
+        awaitDrain(world.loop.now() + Mode.DRAIN.toNanos());
+    }
+
+    private void awaitDrain(long deadline) {
+        if (connector.unsettled() > 0 && world.loop.now() < deadline) {
+            world.loop.schedule(owner, TimeUnit.MILLISECONDS.toNanos(10), 0, () -> awaitDrain(deadline));
+            return;
+        }
+        world.amqp.drainTimedOut(owner);
+        connector.drainAndClose();
+        crash();
+    }
+
     /** {@code kill -9}: memory, threads and connections gone; the broker takes back what was unacked. */
     void crash() {
         if (owner.dead) {
             return;
         }
-        world.loop.trace.event(name + " CRASHED");
+        world.loop.trace.event(name + (stopping ? " STOPPED (what still ran is killed)" : " CRASHED"));
         owner.dead = true;
         world.loop.dropAll(owner);
         world.amqp.crashed(owner);

@@ -125,13 +125,15 @@ final class World {
         }
     }
 
-    /** Every few milliseconds while faults are on: maybe crash an instance (restarted a little later). */
+    /** Every few milliseconds while faults are on: maybe crash or stop an instance (restarted a little later). */
     private void tick() {
         checkBounds();
         for (int i = 0; i < INSTANCES; i++) {
             SimInstance in = instances[i];
             if (in.alive() && loop.trace.fault(loop.chance(mode.crashChance()), "crash " + in.name)) {
                 in.crash();
+            } else if (in.alive() && !in.stopping() && loop.trace.fault(loop.chance(mode.stopChance()), "stop " + in.name + " gracefully")) {
+                in.stop();
             }
         }
     }
