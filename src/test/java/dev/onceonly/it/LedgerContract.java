@@ -164,7 +164,7 @@ abstract class LedgerContract {
         try (Notifications seen = new Notifications(db)) {
             Payment p = Payment.of(10);
             assertOutcome(200, "PROCESSED", post(p.with(", \"notify\": 3")));
-            String key = "payments:" + p.key.digest();
+            String key = p.key.storeKey();
             assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3));
             assertOutcome(200, "DUPLICATE", post(p.with(", \"notify\": 3")));
             assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3), "the duplicate sent nothing");
@@ -185,7 +185,7 @@ abstract class LedgerContract {
             Payment p = Payment.of(10);
             assertOutcome(503, "FAILED", post(p.with(", \"notify\": 2, \"fail\": true")));
             assertOutcome(503, "FAILED", post(p.with(", \"notify\": 2, \"veto\": true")));
-            String key = "payments:" + p.key.digest();
+            String key = p.key.storeKey();
             assertEquals(0, count("select count(*) from onceonly_outbox where source_key = ?", key), "no row");
             // The control: the same payment charged for real notifies; nothing of the failed tries comes before it.
             assertOutcome(200, "PROCESSED", post(p.with(", \"notify\": 1")));
