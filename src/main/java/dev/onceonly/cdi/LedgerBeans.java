@@ -45,7 +45,7 @@ public class LedgerBeans {
     @Produces
     @ApplicationScoped
     Ledger ledger() {
-        return new JpaLedger(sessions()::current, newTransaction, Clock.systemUTC());
+        return new JpaLedger(extension.global().keyPrefix(), sessions()::current, newTransaction, Clock.systemUTC());
     }
 
     /**

@@ -28,7 +28,20 @@ public final class JpaLedger implements Ledger {
 
     private static final String INSERT =
             "insert into onceonly_processed_message (msg_id, consumer, body_sha256, processed_at) values (?, ?, ?, ?)";
+    /** The separator and the 22-character base64url digest that end every key after its consumer ({@code MessageKey}). */
+    private static final int SEPARATOR_AND_DIGEST = 1 + 22;
+    /**
+     * The rows of this application: keys {@code <prefix><consumer>:<digest>} of its own prefix. The
+     * length condition makes it exact where one application's prefix begins with another's
+     * ({@code oo:} and {@code oo:orders:}): it holds for a row of the other only if both prefixes have
+     * the same length, and then they are equal. Lengths are the database's, in characters.
+     */
+    private static final String OWN_ROWS = " and substring(p.msgId, 1, :prefixLength) = :prefix"
+            + " and length(p.msgId) - length(p.consumer) = :prefixLength + " + SEPARATOR_AND_DIGEST;
 
+    private final String keyPrefix;
+    /** {@link #keyPrefix}'s length in characters, as the database counts them (code points). */
+    private final int keyPrefixLength;
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
     private final Clock clock;
@@ -41,13 +54,17 @@ public final class JpaLedger implements Ledger {
     /**
      * A ledger writing through the entity manager of each call's transaction.
      *
+     * @param keyPrefix      the application's {@code onceonly.key-prefix}, which every key it inserts
+     *                       starts with
      * @param entityManagers the entity manager of the calling thread's current transaction; its
      *                       database is the business data's
      * @param newTransaction runs what must not share the caller's transaction: the verifier's read
      *                       after a unique violation, the readiness check and each purge batch
      * @param clock          the time written into each row
      */
-    public JpaLedger(Supplier<EntityManager> entityManagers, NewTransaction newTransaction, Clock clock) {
+    public JpaLedger(String keyPrefix, Supplier<EntityManager> entityManagers, NewTransaction newTransaction, Clock clock) {
+        this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
+        this.keyPrefixLength = keyPrefix.codePointCount(0, keyPrefix.length());
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -148,26 +165,34 @@ public final class JpaLedger implements Ledger {
     }
 
     /**
-     * Deletes the oldest rows up to the {@code batchSize}-th one, by time: a range delete on the
-     * {@code processed_at} index. Instances purging at the same time delete overlapping ranges in
-     * the same index order; the later one waits for the earlier one's row locks and then finds the
-     * rows gone, which is not an error.
+     * Deletes this application's oldest rows up to the {@code batchSize}-th one, by time: a range
+     * delete on the {@code processed_at} index, limited to the keys of this application's prefix
+     * ({@link #OWN_ROWS}), so that applications sharing the database each purge their own rows with
+     * their own retention. Instances purging at the same time delete overlapping ranges in the same
+     * index order; the later one waits for the earlier one's row locks and then finds the rows gone,
+     * which is not an error.
      */
     private int deleteBatch(Instant olderThan, int batchSize) {
         EntityManager em = entityManagers.get();
         List<Instant> last = em.createQuery("select p.processedAt from ProcessedMessage p"
-                        + " where p.processedAt < :olderThan order by p.processedAt", Instant.class)
+                        + " where p.processedAt < :olderThan" + OWN_ROWS + " order by p.processedAt", Instant.class)
                 .setParameter("olderThan", olderThan)
+                .setParameter("prefix", keyPrefix)
+                .setParameter("prefixLength", keyPrefixLength)
                 .setFirstResult(batchSize - 1)
                 .setMaxResults(1)
                 .getResultList();
         if (last.isEmpty()) {
-            return em.createQuery("delete from ProcessedMessage p where p.processedAt < :olderThan")
+            return em.createQuery("delete from ProcessedMessage p where p.processedAt < :olderThan" + OWN_ROWS)
                     .setParameter("olderThan", olderThan)
+                    .setParameter("prefix", keyPrefix)
+                    .setParameter("prefixLength", keyPrefixLength)
                     .executeUpdate();
         }
-        return em.createQuery("delete from ProcessedMessage p where p.processedAt <= :last")
+        return em.createQuery("delete from ProcessedMessage p where p.processedAt <= :last" + OWN_ROWS)
                 .setParameter("last", last.get(0))
+                .setParameter("prefix", keyPrefix)
+                .setParameter("prefixLength", keyPrefixLength)
                 .executeUpdate();
     }
 }
