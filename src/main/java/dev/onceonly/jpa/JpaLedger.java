@@ -6,11 +6,13 @@ import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.metamodel.mapping.JdbcMapping;
 
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -38,6 +40,9 @@ public final class JpaLedger implements Ledger {
      */
     private static final String OWN_ROWS = " and substring(p.msgId, 1, :prefixLength) = :prefix"
             + " and length(p.msgId) - length(p.consumer) = :prefixLength + " + SEPARATOR_AND_DIGEST;
+    /** The consumer of the startup check's rows ({@link #transactionProblem}): a valid consumer name no handler is likely to have. */
+    static final String CHECK_CONSUMER = "onceonly.startup-check";
+    private static final SecureRandom CHECK_KEYS = new SecureRandom();
 
     private final String keyPrefix;
     /** {@link #keyPrefix}'s length in characters, as the database counts them (code points). */
@@ -148,6 +153,75 @@ public final class JpaLedger implements Ledger {
                 .createQuery("select p.msgId from ProcessedMessage p where p.msgId = ''", String.class)
                 .setMaxResults(1)
                 .getResultList());
+    }
+
+    /**
+     * Checks, once at startup, that the ledger's writes belong to the transaction they are made in:
+     * a row written in a transaction that rolls back must be gone, one written in a transaction that
+     * commits must be there. A datasource whose connections do not join the JTA transaction (Liberty's
+     * {@code transactional="false"}) fails the first, because each statement commits at once: a failed
+     * handler's row would stay, and its retry would be acknowledged as a duplicate. The check looks at
+     * the outcome rather than asking the connection (its auto-commit flag, its enlistment), which
+     * servers and drivers answer differently. Four short transactions, nothing per message; the two
+     * rows are keys of this application under {@link #CHECK_CONSUMER}, deleted at the end (and purged
+     * with the rest, should that delete fail).
+     *
+     * @return why the ledger's writes do not follow their transaction, or empty when they do
+     * @throws RuntimeException when the datasource or the table cannot be used at all
+     */
+    public Optional<String> transactionProblem() {
+        String rolledBack = checkKey();
+        String committed = checkKey();
+        try {
+            newTransaction.call(() -> {
+                insertCheckRow(rolledBack);
+                throw new CheckRollback();
+            });
+        } catch (CheckRollback expected) {
+            // the transaction rolled back, as intended
+        }
+        newTransaction.call(() -> insertCheckRow(committed));
+        List<String> keys = List.of(rolledBack, committed);
+        List<String> found = newTransaction.call(() -> entityManagers.get()
+                .createQuery("select p.msgId from ProcessedMessage p where p.msgId in :keys", String.class)
+                .setParameter("keys", keys)
+                .getResultList());
+        newTransaction.call(() -> entityManagers.get()
+                .createQuery("delete from ProcessedMessage p where p.msgId in :keys")
+                .setParameter("keys", keys)
+                .executeUpdate());
+        if (found.contains(rolledBack)) {
+            return Optional.of("a ledger row written in a transaction that then rolled back stayed in the table (it"
+                    + " committed at once), so a failed handler's retry would be acknowledged as a duplicate");
+        }
+        if (!found.contains(committed)) {
+            return Optional.of("a ledger row written in a transaction that then committed is not in the table, so the"
+                    + " ledger would keep no row");
+        }
+        return Optional.empty();
+    }
+
+    /** A new key of the startup check, shaped like the engine's so that this application's purge covers it. */
+    private String checkKey() {
+        byte[] digest = new byte[16];
+        CHECK_KEYS.nextBytes(digest);
+        return keyPrefix + CHECK_CONSUMER + ':' + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+    }
+
+    /** Inserts a row of the startup check through the current transaction's session, as {@link #insert} does. */
+    private Void insertCheckRow(String key) {
+        SharedSessionContractImplementor session = entityManagers.get().unwrap(SharedSessionContractImplementor.class);
+        session.doReturningWork(c -> tryInsert(c, session, key, CHECK_CONSUMER, "")).ifPresent(violation -> {
+            throw new IllegalStateException("a random startup check key is in the ledger already", violation);
+        });
+        return null;
+    }
+
+    /** Leaves the startup check's first transaction by exception, so that it rolls back. */
+    private static final class CheckRollback extends RuntimeException {
+        CheckRollback() {
+            super("rolls back the ledger's startup check", null, false, false);
+        }
     }
 
     @Override

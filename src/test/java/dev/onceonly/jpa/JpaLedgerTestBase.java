@@ -4,8 +4,10 @@ import dev.onceonly.contract.LedgerContract;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.testing.LocalJta;
+import dev.onceonly.testing.NonTransactionalConnections;
 import dev.onceonly.testing.ScratchDatabase;
 import jakarta.transaction.Status;
+import org.hibernate.SessionFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -13,6 +15,7 @@ import org.junit.jupiter.api.TestInstance;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -204,6 +207,39 @@ abstract class JpaLedgerTestBase extends LedgerContract {
             return null;
         });
         return keys;
+    }
+
+    /** The startup check passes where the ledger writes in the business transaction, and leaves no row behind. */
+    @Test
+    void theTransactionCheckPassesWhereTheLedgerWritesInTheTransaction() throws Exception {
+        assertEquals(Optional.empty(), newLedger(KEY_PREFIX, clock).transactionProblem());
+        assertEquals(0, checkRowsLeft());
+    }
+
+    /**
+     * On connections that do not join the transaction (Liberty's {@code transactional="false"}), a
+     * row written in a transaction that rolls back stays: the startup check says so, and leaves no
+     * row behind.
+     */
+    @Test
+    void theTransactionCheckFailsOnConnectionsThatDoNotJoinTheTransaction() throws Exception {
+        try (SessionFactory outside = NonTransactionalConnections.sessionFactory(db)) {
+            LocalJta outsideJta = new LocalJta(outside);
+            Optional<String> problem = new JpaLedger(KEY_PREFIX, outsideJta::entityManager, outsideJta, clock).transactionProblem();
+            assertTrue(problem.isPresent() && problem.get().contains("rolled back"), String.valueOf(problem));
+        }
+        assertEquals(0, checkRowsLeft());
+    }
+
+    private int checkRowsLeft() throws Exception {
+        try (Connection c = db.connect();
+             PreparedStatement s = c.prepareStatement("select count(*) from onceonly_processed_message where consumer = ?")) {
+            s.setString(1, JpaLedger.CHECK_CONSUMER);
+            try (ResultSet r = s.executeQuery()) {
+                r.next();
+                return r.getInt(1);
+            }
+        }
     }
 
     @Override
