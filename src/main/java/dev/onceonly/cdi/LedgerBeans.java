@@ -21,6 +21,7 @@ import javax.naming.NamingException;
 import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.util.Optional;
 
 /**
  * The JTA transaction runner and the JPA ledger, for {@link OnceOnlyRuntime}. Nothing here touches
@@ -40,12 +41,17 @@ public class LedgerBeans {
 
     /**
      * Created when the runtime first uses it, which happens only when a consumer has the ledger on;
-     * on the datasource {@code onceonly.ledger.datasource} names.
+     * on the datasource {@code onceonly.ledger.datasource} names, checked once to join the JTA
+     * transaction.
+     *
+     * @throws InvalidConfigurationException naming {@code onceonly.ledger.datasource} when its
+     *         connections do not join the transaction
      */
     @Produces
     @ApplicationScoped
     Ledger ledger() {
-        return new JpaLedger(sessions()::current, newTransaction, Clock.systemUTC());
+        return checkedForTransactions(new JpaLedger(extension.global().keyPrefix(), sessions()::current, newTransaction,
+                Clock.systemUTC()), extension.ledgerSettings().dataSource());
     }
 
     /**
@@ -68,6 +74,23 @@ public class LedgerBeans {
             sessions = LedgerSessions.on(dataSource);
         }
         return sessions;
+    }
+
+    /**
+     * The ledger, once its writes are seen to commit and roll back with their transaction
+     * ({@link JpaLedger#transactionProblem}).
+     *
+     * @param jndiName the ledger's datasource, for the message
+     * @throws InvalidConfigurationException naming {@code onceonly.ledger.datasource} when they do not
+     */
+    static JpaLedger checkedForTransactions(JpaLedger ledger, String jndiName) {
+        Optional<String> problem = ledger.transactionProblem();
+        if (problem.isPresent()) {
+            throw new InvalidConfigurationException("onceonly.ledger.datasource", jndiName,
+                    "a datasource whose connections join the JTA transaction (on Liberty, not transactional=\"false\"): "
+                            + problem.get());
+        }
+        return ledger;
     }
 
     /** Closes the sessions: called by {@link OnceOnlyRuntime} once no guarded call runs and the outbox relay stopped. */

@@ -115,8 +115,10 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
                 throw new LedgerRefusal();
             }
         }
-        // The handler may pass its message's key on to the services it calls (IdempotencyContext).
-        try (CurrentKey.Scope ignored = CurrentKey.enter(settings.consumer() + ':' + key.digest())) {
+        // The handler may pass its message's key on to the services it calls (IdempotencyContext), and
+        // its outbox ids derive from it: the store key, so that the application's key prefix keeps two
+        // applications with a consumer of the same name apart downstream as it does in the stores.
+        try (CurrentKey.Scope ignored = CurrentKey.enter(key.storeKey())) {
             return handler.call();
         } catch (Exception | Error e) {
             // Recorded as thrown, before any runner or container wraps it: the retry rule walks its causes.

@@ -36,8 +36,10 @@ public interface Ledger {
     void checkReady();
 
     /**
-     * Deletes the rows written before {@code olderThan}, in batches of about {@code batchSize}
-     * rows, each in its own transaction. Safe to run on several instances at once.
+     * Deletes this application's rows written before {@code olderThan}, in batches of about
+     * {@code batchSize} rows, each in its own transaction. Safe to run on several instances at once.
+     * Rows of other applications sharing the table (keys under another {@code onceonly.key-prefix})
+     * are left to their own purge and retention.
      *
      * @param olderThan rows written before this instant are deleted
      * @param batchSize about how many rows one transaction deletes

@@ -257,7 +257,8 @@ class InterceptorWeldTest {
 
     /**
      * A handler can pass its message's key to the services it calls: the same for every delivery of
-     * the message (a redelivery after a crash sends the same key), absent outside a guarded handler.
+     * the message (a redelivery after a crash sends the same key), with the application's key prefix
+     * ({@code oo:} by default), absent outside a guarded handler.
      */
     @Test
     void aHandlerSeesItsMessagesKeyAndSendsItAsIdempotencyKey() {
@@ -265,7 +266,7 @@ class InterceptorWeldTest {
         String digest = new dev.onceonly.engine.KeyDeriver("oo:").derive(
                 dev.onceonly.testing.Settings.defaults("cdi-key", dev.onceonly.api.KeyStrategy.CONTENT),
                 MessageView.of("", "", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), null).digest();
-        assertEquals("cdi-key:" + digest + "|cdi-key:" + digest, bean.keyAndHeader(body));
+        assertEquals("oo:cdi-key:" + digest + "|oo:cdi-key:" + digest, bean.keyAndHeader(body));
         assertEquals("none", bean.keyOutsideAGuard());
     }
 

@@ -10,10 +10,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -75,6 +77,9 @@ public abstract class LedgerContract {
     protected static final Duration PATIENCE = Duration.ofSeconds(60);
     /** The purge tests' cutoff: their old rows are written before it, every other row after. */
     protected static final Instant PURGE_CUTOFF = Instant.parse("2020-01-01T00:00:00Z");
+    /** The {@code onceonly.key-prefix} of the ledger under test: every {@link #key()} starts with it. */
+    protected static final String KEY_PREFIX = "oo:";
+    private static final SecureRandom DIGESTS = new SecureRandom();
 
     protected MutableClock clock;
     protected Ledger ledger;
@@ -531,9 +536,19 @@ public abstract class LedgerContract {
         clock.advance(Duration.between(clock.instant(), t));
     }
 
-    /** A new random key, shaped like the engine's ({@code <prefix><consumer>:<digest>}). */
+    /** A new random key of {@link #consumer()} under {@link #KEY_PREFIX}, shaped like the engine's. */
     protected String key() {
-        return "oo:" + run + ":" + UUID.randomUUID();
+        return key(KEY_PREFIX, consumer());
+    }
+
+    /**
+     * A new random key shaped like the engine's: {@code <prefix><consumer>:<digest>}, the digest 22
+     * base64url characters (a 128-bit digest), which the purge relies on to tell applications apart.
+     */
+    protected static String key(String prefix, String consumer) {
+        byte[] digest = new byte[16];
+        DIGESTS.nextBytes(digest);
+        return prefix + consumer + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
     }
 
     protected String consumer() {

@@ -95,7 +95,7 @@ class GuardEngineLedgerTest {
         }
     };
     private final InMemoryClaimStore store = new InMemoryClaimStore(10_000, clock);
-    private final JpaLedger jpaLedger = new JpaLedger(() -> em, jta, clock);
+    private final JpaLedger jpaLedger = new JpaLedger("oo:", () -> em, jta, clock);
     private final AtomicInteger runs = new AtomicInteger();
     private final String consumer = "ledger-" + UUID.randomUUID().toString().substring(0, 8);
     private final ConsumerSettings settings = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), true);

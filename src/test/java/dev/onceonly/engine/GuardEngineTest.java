@@ -674,4 +674,23 @@ class GuardEngineTest {
             pool.shutdownNow();
         }
     }
+
+    /**
+     * The key a handler passes downstream ({@code Idempotency-Key}, outbox ids) is the store key,
+     * prefix included: two applications with a consumer of the same name send different keys for the
+     * same message, and each sends the same key on every delivery.
+     */
+    @Test
+    void theKeySentDownstreamCarriesTheApplicationsKeyPrefix() throws Exception {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        for (String prefix : List.of("billing:", "shipping:", "billing:")) {
+            GuardEngine application = new GuardEngine(new InMemoryClaimStore(100, clock), TransactionRunner.NONE, null,
+                    scheduler, events::add, new KeyDeriver(prefix));
+            application.guard(settings, message("same"), null, () -> seen.add(dev.onceonly.support.CurrentKey.get()));
+        }
+        MessageKey billing = new KeyDeriver("billing:").derive(settings, view("same"), null);
+        assertEquals(List.of(billing.storeKey(), new KeyDeriver("shipping:").derive(settings, view("same"), null).storeKey(),
+                billing.storeKey()), seen);
+        assertTrue(seen.get(0).startsWith("billing:orders:"), seen.get(0));
+    }
 }

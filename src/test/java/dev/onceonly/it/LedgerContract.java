@@ -127,29 +127,38 @@ abstract class LedgerContract {
         assertEquals(1, charges(p.id));
     }
 
+    /**
+     * The server's purge deletes its own application's rows past retention (keys under its key
+     * prefix, {@code oo:}), keeps those within it, and leaves another application's rows in the same
+     * table alone, however old.
+     */
     @Test
-    void purgeDeletesOnlyRowsPastRetention() throws Exception {
+    void purgeDeletesOnlyItsOwnRowsPastRetention() throws Exception {
         // The IT servers purge every second, two rows per transaction, with the default 7-day retention.
-        String run = "it-purge:" + UUID.randomUUID() + ":";
+        String consumer = "purge-it-" + UUID.randomUUID().toString().substring(0, 8);
+        String mine = "oo:" + consumer + ":";
+        String others = "other-app:" + consumer + ":";
         Instant now = Instant.now();
         try (Connection c = db.connect();
              PreparedStatement insert = c.prepareStatement("insert into onceonly_processed_message"
-                     + " (msg_id, consumer, body_sha256, processed_at) values (?, 'purge-it', ?, ?)")) {
-            for (int i = 0; i < 7; i++) {
-                boolean old = i < 5; // a day past retention, or a day short of it
-                insert.setString(1, run + (old ? "old-" : "young-") + i);
-                insert.setString(2, "0".repeat(64));
-                insert.setTimestamp(3, Timestamp.from(now.minus(Duration.ofDays(old ? 8 : 6))));
+                     + " (msg_id, consumer, body_sha256, processed_at) values (?, ?, ?, ?)")) {
+            for (int i = 0; i < 9; i++) {
+                boolean pastRetention = i < 5 || i > 6; // a day past retention, or a day short of it
+                // Shaped like the engine's keys: <prefix><consumer>:<22-character digest>.
+                String digest = UUID.randomUUID().toString().replace("-", "").substring(0, 22);
+                insert.setString(1, (i < 7 ? mine : others) + digest);
+                insert.setString(2, consumer);
+                insert.setString(3, "0".repeat(64));
+                insert.setTimestamp(4, Timestamp.from(now.minus(Duration.ofDays(pastRetention ? 8 : 6))));
                 insert.executeUpdate();
             }
         }
-        awaitTrue(() -> count("select count(*) from onceonly_processed_message where msg_id like ?", run + "old-%") == 0,
-                "rows past retention purged");
-        assertEquals(2, count("select count(*) from onceonly_processed_message where msg_id like ?", run + "young-%"),
-                "rows within retention kept");
+        String count = "select count(*) from onceonly_processed_message where msg_id like ?";
+        awaitTrue(() -> count(count, mine + "%") == 2, "this application's rows past retention purged");
+        assertEquals(2, count(count, others + "%"), "another application's rows kept, however old");
         try (Connection c = db.connect();
-             PreparedStatement delete = c.prepareStatement("delete from onceonly_processed_message where msg_id like ?")) {
-            delete.setString(1, run + "%");
+             PreparedStatement delete = c.prepareStatement("delete from onceonly_processed_message where consumer = ?")) {
+            delete.setString(1, consumer);
             delete.executeUpdate();
         }
     }
@@ -164,7 +173,7 @@ abstract class LedgerContract {
         try (Notifications seen = new Notifications(db)) {
             Payment p = Payment.of(10);
             assertOutcome(200, "PROCESSED", post(p.with(", \"notify\": 3")));
-            String key = "payments:" + p.key.digest();
+            String key = p.key.storeKey();
             assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3));
             assertOutcome(200, "DUPLICATE", post(p.with(", \"notify\": 3")));
             assertEquals(Map.of(key + "/1", 1, key + "/2", 1, key + "/3", 1), seen.await(3), "the duplicate sent nothing");
@@ -185,7 +194,7 @@ abstract class LedgerContract {
             Payment p = Payment.of(10);
             assertOutcome(503, "FAILED", post(p.with(", \"notify\": 2, \"fail\": true")));
             assertOutcome(503, "FAILED", post(p.with(", \"notify\": 2, \"veto\": true")));
-            String key = "payments:" + p.key.digest();
+            String key = p.key.storeKey();
             assertEquals(0, count("select count(*) from onceonly_outbox where source_key = ?", key), "no row");
             // The control: the same payment charged for real notifies; nothing of the failed tries comes before it.
             assertOutcome(200, "PROCESSED", post(p.with(", \"notify\": 1")));

@@ -191,7 +191,7 @@ final class SimInstance {
             throw new TransientException();
         }
         if (world.mode.guarded()) {
-            String storeKey = "sim:" + CurrentKey.get();
+            String storeKey = CurrentKey.get(); // the store key, prefix included
             world.keyOf.put(storeKey, id);
             world.db.current().keys.add(storeKey);
             world.db.current().effects.add(id);
