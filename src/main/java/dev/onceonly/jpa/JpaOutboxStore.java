@@ -3,30 +3,25 @@ package dev.onceonly.jpa;
 import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.spi.OutboxRecord;
 import dev.onceonly.spi.OutboxStore;
-import jakarta.json.JsonNumber;
-import jakarta.json.JsonObject;
-import jakarta.json.JsonObjectBuilder;
-import jakarta.json.JsonReader;
-import jakarta.json.JsonString;
-import jakarta.json.JsonValue;
-import jakarta.json.spi.JsonProvider;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.jdbc.ReturningWork;
 
-import java.io.StringReader;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -39,7 +34,9 @@ import java.util.function.Supplier;
  *
  * <p>Rows are selected {@code FOR UPDATE SKIP LOCKED} (PostgreSQL, MariaDB 10.6+, H2 2.x): a relay
  * holds the rows it publishes until it marked them, and another relay passes them by instead of
- * waiting or publishing them too.
+ * waiting or publishing them too. Which of them may go out (no earlier pending row of their source
+ * left out) is then read with a plain query on {@code (source_key, id)}: a lock query cannot tell
+ * a row another relay holds from one that is not there.
  */
 public final class JpaOutboxStore implements OutboxStore {
 
@@ -83,7 +80,7 @@ public final class JpaOutboxStore implements OutboxStore {
                 s.setString(5, m.contentType());
                 s.setString(6, m.correlationId());
                 s.setBoolean(7, m.persistent());
-                s.setString(8, headersToJson(m.headers()));
+                s.setString(8, OutboxHeaders.toJson(m.headers()));
                 s.setBytes(9, m.body());
                 s.setLong(10, r.createdAt().toEpochMilli());
                 s.executeUpdate();
@@ -110,15 +107,20 @@ public final class JpaOutboxStore implements OutboxStore {
     }
 
     @Override
-    public int relay(Selection selection, Function<List<OutboxRecord>, Map<Long, Optional<Failure>>> publish,
-                     int maxAttempts, Instant now) {
+    public Relayed relay(Selection selection, Function<List<OutboxRecord>, Map<Long, Optional<Failure>>> publish,
+                         int maxAttempts, Instant now) {
         if (selection.limit() < 1) {
-            return 0;
+            return Relayed.NONE;
         }
         return newTransaction.call(() -> work(c -> {
-            List<OutboxRecord> rows = lock(c, selection);
+            List<OutboxRecord> locked = lock(c, selection);
+            if (locked.isEmpty()) {
+                return Relayed.NONE;
+            }
+            Relayed relayed = new Relayed(locked.size(), locked.get(locked.size() - 1).id());
+            List<OutboxRecord> rows = inOrder(c, locked);
             if (rows.isEmpty()) {
-                return 0;
+                return relayed;
             }
             Map<Long, Optional<Failure>> answers = publish.apply(rows);
             List<Long> sent = new ArrayList<>();
@@ -158,8 +160,44 @@ public final class JpaOutboxStore implements OutboxStore {
                     s.executeBatch();
                 }
             }
-            return rows.size();
+            return relayed;
         }));
+    }
+
+    /**
+     * The locked rows that may go out now: of each source, the locked rows up to its first earlier
+     * pending row this relay did not lock (another relay holds it, or the selection left it out).
+     * Read without locking, after the lock: a row seen pending may have been sent since (it holds
+     * back one round more), a row seen sent or parked stays so.
+     */
+    private static List<OutboxRecord> inOrder(Connection c, List<OutboxRecord> locked) throws SQLException {
+        Set<Long> lockedIds = new HashSet<>();
+        Set<String> sources = new LinkedHashSet<>();
+        for (OutboxRecord row : locked) {
+            lockedIds.add(row.id());
+            sources.add(row.source());
+        }
+        Map<String, Long> firstGap = new HashMap<>();
+        try (PreparedStatement s = c.prepareStatement("select source_key, id from onceonly_outbox where state = 0 and id < ?"
+                + " and source_key in (" + "?,".repeat(sources.size() - 1) + "?)")) {
+            s.setLong(1, locked.get(locked.size() - 1).id());
+            int i = 2;
+            for (String source : sources) {
+                s.setString(i++, source);
+            }
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    long id = r.getLong(2);
+                    if (!lockedIds.contains(id)) {
+                        firstGap.merge(r.getString(1), id, Math::min);
+                    }
+                }
+            }
+        }
+        if (firstGap.isEmpty()) {
+            return locked;
+        }
+        return locked.stream().filter(row -> row.id() < firstGap.getOrDefault(row.source(), Long.MAX_VALUE)).toList();
     }
 
     /** Locks and reads the selected pending rows, in id order, passing by rows another relay holds. */
@@ -168,7 +206,7 @@ public final class JpaOutboxStore implements OutboxStore {
         if (!selection.ids().isEmpty()) {
             sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
         } else {
-            sql.append(" and created_at < ?");
+            sql.append(" and created_at < ? and id > ?");
         }
         sql.append(" order by id limit ? for update skip locked");
         try (PreparedStatement s = c.prepareStatement(sql.toString())) {
@@ -179,6 +217,7 @@ public final class JpaOutboxStore implements OutboxStore {
                 }
             } else {
                 s.setLong(i++, selection.createdBefore().toEpochMilli());
+                s.setLong(i++, selection.afterId());
             }
             s.setInt(i, selection.limit());
             List<OutboxRecord> rows = new ArrayList<>();
@@ -194,7 +233,7 @@ public final class JpaOutboxStore implements OutboxStore {
     private static OutboxRecord record(ResultSet r) throws SQLException {
         String messageId = r.getString(2);
         OutboxMessage message = new OutboxMessage(r.getString(4), r.getString(5), r.getBytes(10), r.getString(6), messageId,
-                r.getString(7), r.getBoolean(8), headersFromJson(r.getString(9)));
+                r.getString(7), r.getBoolean(8), OutboxHeaders.fromJson(r.getString(9)));
         return new OutboxRecord(r.getLong(1), messageId, r.getString(3), message, Instant.ofEpochMilli(r.getLong(11)),
                 r.getInt(12));
     }
@@ -268,67 +307,5 @@ public final class JpaOutboxStore implements OutboxStore {
 
     private <T> T work(ReturningWork<T> work) {
         return entityManagers.get().unwrap(SharedSessionContractImplementor.class).doReturningWork(work);
-    }
-
-    /** The stored form of no headers, the usual case: written and read without JSON-P. */
-    private static final String NO_HEADERS = "{}";
-
-    /**
-     * The JSON-P provider, looked up once, on the first message with headers: every {@code Json.create…}
-     * call is a service-loader scan (about 85 µs for writing and reading empty headers once each,
-     * measured), and an application whose messages have no headers needs no JSON-P at all.
-     */
-    private static final class Json {
-        static final JsonProvider PROVIDER = JsonProvider.provider();
-    }
-
-    /**
-     * Headers as a JSON object whose values say their type ({@code {"s": "text"}}, {@code {"i": 1}},
-     * {@code {"l": 1}}, {@code {"b": true}}): amqp-client encodes an Integer and a Long differently,
-     * and a consumer may tell them apart.
-     */
-    static String headersToJson(Map<String, Object> headers) {
-        if (headers.isEmpty()) {
-            return NO_HEADERS;
-        }
-        JsonObjectBuilder b = Json.PROVIDER.createObjectBuilder();
-        headers.forEach((name, value) -> {
-            JsonObjectBuilder typed = Json.PROVIDER.createObjectBuilder();
-            if (value instanceof String text) {
-                typed.add("s", text);
-            } else if (value instanceof Integer i) {
-                typed.add("i", i);
-            } else if (value instanceof Long l) {
-                typed.add("l", l);
-            } else if (value instanceof Boolean bool) {
-                typed.add("b", bool);
-            } else {
-                throw new IllegalArgumentException("header '" + name + "' of type " + value.getClass().getName());
-            }
-            b.add(name, typed);
-        });
-        return b.build().toString();
-    }
-
-    static Map<String, Object> headersFromJson(String json) {
-        if (json == null || json.isEmpty() || json.equals(NO_HEADERS)) {
-            return Map.of();
-        }
-        Map<String, Object> headers = new LinkedHashMap<>();
-        JsonObject o;
-        try (JsonReader reader = Json.PROVIDER.createReader(new StringReader(json))) {
-            o = reader.readObject();
-        }
-        o.forEach((name, typed) -> {
-            Map.Entry<String, JsonValue> e = typed.asJsonObject().entrySet().iterator().next();
-            headers.put(name, switch (e.getKey()) {
-                case "s" -> ((JsonString) e.getValue()).getString();
-                case "i" -> ((JsonNumber) e.getValue()).intValueExact();
-                case "l" -> ((JsonNumber) e.getValue()).longValueExact();
-                case "b" -> e.getValue() == JsonValue.TRUE;
-                default -> throw new IllegalStateException("outbox header '" + name + "' has unknown type " + e.getKey());
-            });
-        });
-        return Collections.unmodifiableMap(headers);
     }
 }

@@ -32,8 +32,12 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
     PRIMARY KEY (id),
     UNIQUE KEY onceonly_outbox_message_id (message_id),
     -- The relay takes pending rows in id order; the purge takes sent rows in id order.
-    INDEX onceonly_outbox_state (state, id)
+    INDEX onceonly_outbox_state (state, id),
+    -- The relay hands out a row only after the earlier pending rows of its source: looked up by source.
+    INDEX onceonly_outbox_source (source_key, id)
 ) ENGINE = InnoDB;
+-- A table created by an earlier version gets the index too.
+CREATE INDEX IF NOT EXISTS onceonly_outbox_source ON onceonly_outbox (source_key, id);
 -- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
 -- expires_at is epoch milliseconds. claim_key compares case-sensitively, like the ledger's msg_id.
 CREATE TABLE IF NOT EXISTS onceonly_claim (

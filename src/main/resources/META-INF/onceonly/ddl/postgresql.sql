@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
 );
 -- The relay takes pending rows in id order; the purge takes sent rows in id order.
 CREATE INDEX IF NOT EXISTS onceonly_outbox_state ON onceonly_outbox (state, id);
+-- The relay hands out a row only after the earlier pending rows of its source: looked up by source.
+CREATE INDEX IF NOT EXISTS onceonly_outbox_source ON onceonly_outbox (source_key, id);
 -- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
 -- expires_at is epoch milliseconds.
 CREATE TABLE IF NOT EXISTS onceonly_claim (
