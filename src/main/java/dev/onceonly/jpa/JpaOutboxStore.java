@@ -37,6 +37,13 @@ import java.util.function.Supplier;
  * waiting or publishing them too. Which of them may go out (no earlier pending row of their source
  * left out) is then read with a plain query on {@code (source_key, id)}: a lock query cannot tell
  * a row another relay holds from one that is not there.
+ *
+ * <p>Applications that share the database share the table: each row carries its application's
+ * scope (column {@code app_scope}), and the relay, the purge and the counts of a store touch only
+ * rows of its scope, and rows with the scope {@code ''}, written before the column was there (the
+ * shipped DDL adds it to such a table with that default), which every application takes as before.
+ * Message ids stay unique across the whole table, and {@link #find} and the order of a source look
+ * at every row.
  */
 public final class JpaOutboxStore implements OutboxStore {
 
@@ -46,10 +53,10 @@ public final class JpaOutboxStore implements OutboxStore {
     static final int PARKED = 2;
 
     private static final String INSERT = "insert into onceonly_outbox (message_id, source_key, exchange_name, routing_key,"
-            + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts)"
-            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0)";
-    private static final String COLUMNS = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
-            + " correlation_id, persistent, headers, body, created_at, attempts from onceonly_outbox";
+            + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
+            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
+    /** The rows of this store's scope, and those written before there were scopes. */
+    static final String IN_SCOPE = " and app_scope in (?, '')";
     private static final String MARK_SENT = "update onceonly_outbox set state = 1, sent_at = ? where id = ?";
     private static final String MARK_REFUSED = "update onceonly_outbox set attempts = attempts + 1, last_error = ?,"
             + " state = case when attempts + 1 >= ? then 2 else 0 end where id = ?";
@@ -57,15 +64,23 @@ public final class JpaOutboxStore implements OutboxStore {
 
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
+    private final String scope;
 
     /**
      * @param entityManagers the entity manager of the calling thread's current transaction, on the
      *                       business data's datasource (such as {@link LedgerSessions#current})
      * @param newTransaction runs each relay, purge batch and count in a transaction of its own
+     * @param scope          the application's scope, written into its rows: its key prefix
+     *                       ({@code onceonly.key-prefix}); at most 64 characters, not empty (that
+     *                       is the scope of rows from before there were scopes)
      */
-    public JpaOutboxStore(Supplier<EntityManager> entityManagers, NewTransaction newTransaction) {
+    public JpaOutboxStore(Supplier<EntityManager> entityManagers, NewTransaction newTransaction, String scope) {
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
+        if (scope.isEmpty() || scope.length() > 64) {
+            throw new IllegalArgumentException("an outbox scope has 1 to 64 characters: '" + scope + "'");
+        }
+        this.scope = scope;
     }
 
     @Override
@@ -83,6 +98,7 @@ public final class JpaOutboxStore implements OutboxStore {
                 s.setString(8, OutboxHeaders.toJson(m.headers()));
                 s.setBytes(9, m.body());
                 s.setLong(10, r.createdAt().toEpochMilli());
+                s.setString(11, scope);
                 s.executeUpdate();
                 try (ResultSet keys = s.getGeneratedKeys()) {
                     if (!keys.next()) {
@@ -97,10 +113,10 @@ public final class JpaOutboxStore implements OutboxStore {
     @Override
     public Optional<OutboxRecord> find(String messageId) {
         return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(COLUMNS + " where message_id = ?")) {
+            try (PreparedStatement s = c.prepareStatement(OutboxRows.COLUMNS + " where message_id = ?")) {
                 s.setString(1, messageId);
                 try (ResultSet r = s.executeQuery()) {
-                    return r.next() ? Optional.of(record(r)) : Optional.empty();
+                    return r.next() ? Optional.of(OutboxRows.read(r)) : Optional.empty();
                 }
             }
         });
@@ -113,12 +129,12 @@ public final class JpaOutboxStore implements OutboxStore {
             return Relayed.NONE;
         }
         return newTransaction.call(() -> work(c -> {
-            List<OutboxRecord> locked = lock(c, selection);
+            List<OutboxRecord> locked = OutboxRows.lock(c, selection, scope);
             if (locked.isEmpty()) {
                 return Relayed.NONE;
             }
             Relayed relayed = new Relayed(locked.size(), locked.get(locked.size() - 1).id());
-            List<OutboxRecord> rows = inOrder(c, locked);
+            List<OutboxRecord> rows = OutboxRows.mayGoOut(c, locked);
             if (rows.isEmpty()) {
                 return relayed;
             }
@@ -164,80 +180,6 @@ public final class JpaOutboxStore implements OutboxStore {
         }));
     }
 
-    /**
-     * The locked rows that may go out now: of each source, the locked rows up to its first earlier
-     * pending row this relay did not lock (another relay holds it, or the selection left it out).
-     * Read without locking, after the lock: a row seen pending may have been sent since (it holds
-     * back one round more), a row seen sent or parked stays so.
-     */
-    private static List<OutboxRecord> inOrder(Connection c, List<OutboxRecord> locked) throws SQLException {
-        Set<Long> lockedIds = new HashSet<>();
-        Set<String> sources = new LinkedHashSet<>();
-        for (OutboxRecord row : locked) {
-            lockedIds.add(row.id());
-            sources.add(row.source());
-        }
-        Map<String, Long> firstGap = new HashMap<>();
-        try (PreparedStatement s = c.prepareStatement("select source_key, id from onceonly_outbox where state = 0 and id < ?"
-                + " and source_key in (" + "?,".repeat(sources.size() - 1) + "?)")) {
-            s.setLong(1, locked.get(locked.size() - 1).id());
-            int i = 2;
-            for (String source : sources) {
-                s.setString(i++, source);
-            }
-            try (ResultSet r = s.executeQuery()) {
-                while (r.next()) {
-                    long id = r.getLong(2);
-                    if (!lockedIds.contains(id)) {
-                        firstGap.merge(r.getString(1), id, Math::min);
-                    }
-                }
-            }
-        }
-        if (firstGap.isEmpty()) {
-            return locked;
-        }
-        return locked.stream().filter(row -> row.id() < firstGap.getOrDefault(row.source(), Long.MAX_VALUE)).toList();
-    }
-
-    /** Locks and reads the selected pending rows, in id order, passing by rows another relay holds. */
-    private static List<OutboxRecord> lock(Connection c, Selection selection) throws SQLException {
-        StringBuilder sql = new StringBuilder(COLUMNS).append(" where state = 0");
-        if (!selection.ids().isEmpty()) {
-            sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
-        } else {
-            sql.append(" and created_at < ? and id > ?");
-        }
-        sql.append(" order by id limit ? for update skip locked");
-        try (PreparedStatement s = c.prepareStatement(sql.toString())) {
-            int i = 1;
-            if (!selection.ids().isEmpty()) {
-                for (Long id : selection.ids()) {
-                    s.setLong(i++, id);
-                }
-            } else {
-                s.setLong(i++, selection.createdBefore().toEpochMilli());
-                s.setLong(i++, selection.afterId());
-            }
-            s.setInt(i, selection.limit());
-            List<OutboxRecord> rows = new ArrayList<>();
-            try (ResultSet r = s.executeQuery()) {
-                while (r.next()) {
-                    rows.add(record(r));
-                }
-            }
-            return rows;
-        }
-    }
-
-    private static OutboxRecord record(ResultSet r) throws SQLException {
-        String messageId = r.getString(2);
-        OutboxMessage message = new OutboxMessage(r.getString(4), r.getString(5), r.getBytes(10), r.getString(6), messageId,
-                r.getString(7), r.getBoolean(8), OutboxHeaders.fromJson(r.getString(9)));
-        return new OutboxRecord(r.getLong(1), messageId, r.getString(3), message, Instant.ofEpochMilli(r.getLong(11)),
-                r.getInt(12));
-    }
-
     @Override
     public long purge(Instant olderThan, int batchSize) {
         if (batchSize < 1) {
@@ -253,12 +195,13 @@ public final class JpaOutboxStore implements OutboxStore {
     }
 
     /** The oldest sent rows, by id, up to a batch: read, then deleted by id (portable, unlike {@code DELETE … LIMIT}). */
-    private static int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
+    private int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
         List<Long> ids = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("select id from onceonly_outbox where state = 1 and sent_at < ?"
-                + " order by id limit ?")) {
+                + IN_SCOPE + " order by id limit ?")) {
             s.setLong(1, olderThan.toEpochMilli());
-            s.setInt(2, batchSize);
+            s.setString(2, scope);
+            s.setInt(3, batchSize);
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
                     ids.add(r.getLong(1));
@@ -282,13 +225,16 @@ public final class JpaOutboxStore implements OutboxStore {
         return newTransaction.call(() -> work(c -> {
             long pending = 0;
             long parked = 0;
-            try (PreparedStatement s = c.prepareStatement("select state, count(*) from onceonly_outbox where state in (0, 2) group by state");
-                 ResultSet r = s.executeQuery()) {
-                while (r.next()) {
-                    if (r.getInt(1) == PENDING) {
-                        pending = r.getLong(2);
-                    } else if (r.getInt(1) == PARKED) {
-                        parked = r.getLong(2);
+            try (PreparedStatement s = c.prepareStatement("select state, count(*) from onceonly_outbox where state in (0, 2)"
+                    + IN_SCOPE + " group by state")) {
+                s.setString(1, scope);
+                try (ResultSet r = s.executeQuery()) {
+                    while (r.next()) {
+                        if (r.getInt(1) == PENDING) {
+                            pending = r.getLong(2);
+                        } else if (r.getInt(1) == PARKED) {
+                            parked = r.getLong(2);
+                        }
                     }
                 }
             }
@@ -296,11 +242,22 @@ public final class JpaOutboxStore implements OutboxStore {
         }));
     }
 
+    /**
+     * {@inheritDoc} A table without {@code app_scope} was created by an earlier version: the message
+     * says to apply the shipped DDL again, which adds the column.
+     */
     @Override
     public void checkReady() {
         newTransaction.call(() -> work(c -> {
-            try (PreparedStatement s = c.prepareStatement(COLUMNS + " where id = -1"); ResultSet r = s.executeQuery()) {
+            try (PreparedStatement s = c.prepareStatement(OutboxRows.COLUMNS + " where id = -1"); ResultSet r = s.executeQuery()) {
+                r.next();
+            }
+            try (PreparedStatement s = c.prepareStatement("select app_scope from onceonly_outbox where id = -1");
+                 ResultSet r = s.executeQuery()) {
                 return r.next();
+            } catch (SQLException e) {
+                throw new IllegalStateException("onceonly_outbox has no column app_scope (the table was created by an earlier"
+                        + " version): apply META-INF/onceonly/ddl/<database>.sql again, which adds it; " + e.getMessage(), e);
             }
         }));
     }

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
@@ -50,7 +51,7 @@ abstract class JpaOutboxStoreTestBase {
     void createDatabase() throws Exception {
         db = ScratchDatabase.create(kind(), true);
         jta = new LocalJta(db.sessionFactory());
-        store = new JpaOutboxStore(jta::entityManager, jta);
+        store = new JpaOutboxStore(jta::entityManager, jta, "oo:");
     }
 
     @AfterAll
@@ -228,12 +229,7 @@ abstract class JpaOutboxStoreTestBase {
 
     /** Relays {@code selection}, confirming every row handed out; returns the ids handed out, in order. */
     private List<Long> relayConfirming(Selection selection) {
-        List<Long> handed = new ArrayList<>();
-        store.relay(selection, rows -> {
-            rows.forEach(r -> handed.add(r.id()));
-            return rows.stream().collect(Collectors.toMap(OutboxRecord::id, r -> Optional.<Failure>empty()));
-        }, 5, now);
-        return handed;
+        return relayConfirming(store, selection);
     }
 
     /**
@@ -321,6 +317,74 @@ abstract class JpaOutboxStoreTestBase {
         assertEquals(0, store.purge(now, 1), "sent at 'now': not before it");
         assertEquals(2, store.purge(now.plusSeconds(1), 1), "in batches of one");
         assertEquals(Map.of(ids.get(2), JpaOutboxStore.SENT, ids.get(3), JpaOutboxStore.PENDING), states());
+    }
+
+    /** Relays {@code selection} through {@code store}, confirming every row handed out; returns the ids handed out. */
+    private List<Long> relayConfirming(OutboxStore through, Selection selection) {
+        List<Long> handed = new ArrayList<>();
+        through.relay(selection, rows -> {
+            rows.forEach(r -> handed.add(r.id()));
+            return rows.stream().collect(Collectors.toMap(OutboxRecord::id, r -> Optional.<Failure>empty()));
+        }, 5, now);
+        return handed;
+    }
+
+    /**
+     * Two applications on one database, with the key prefixes {@code a:} and {@code b:}: each relays
+     * (sweep and fast path), counts and purges only its own rows.
+     */
+    @Test
+    void twoApplicationsOnOneDatabaseTouchOnlyTheirOwnRows() throws Exception {
+        OutboxStore a = new JpaOutboxStore(jta::entityManager, jta, "a:");
+        OutboxStore b = new JpaOutboxStore(jta::entityManager, jta, "b:");
+        long rowA = jta.inTransaction(() -> a.append(record("a:c:k", 1)));
+        long rowB = jta.inTransaction(() -> b.append(record("b:c:k", 1)));
+        assertEquals(new OutboxStore.Counts(1, 0), a.counts());
+        assertEquals(new OutboxStore.Counts(1, 0), b.counts());
+        assertEquals(new OutboxStore.Counts(0, 0), store.counts(), "the scope oo: counts neither");
+        assertEquals(List.of(rowA), relayConfirming(a, Selection.oldest(now.plusSeconds(1), 0, 10)));
+        assertEquals(List.of(rowB), relayConfirming(b, Selection.of(List.of(rowA, rowB))), "not a:'s row, even by id");
+        assertEquals(List.of(), relayConfirming(store, Selection.oldest(now.plusSeconds(1), 0, 10)));
+        assertEquals(Map.of(rowA, JpaOutboxStore.SENT, rowB, JpaOutboxStore.SENT), states());
+        assertEquals(1, a.purge(now.plusSeconds(1), 10));
+        assertEquals(Map.of(rowB, JpaOutboxStore.SENT), states(), "a: purged its own row only");
+        assertEquals(0, store.purge(now.plusSeconds(1), 10));
+        assertEquals(1, b.purge(now.plusSeconds(1), 10));
+    }
+
+    /**
+     * A table created by an earlier version, without {@code app_scope}: the check says what to do,
+     * the shipped DDL adds the column, and the rows it had get the scope {@code ''}, which every
+     * application relays and counts as before.
+     */
+    @Test
+    void aTableFromBeforeScopesGetsTheColumnAndItsRowsStayEveryApplications() throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("alter table onceonly_outbox drop column app_scope");
+        }
+        IllegalStateException missing = assertThrows(IllegalStateException.class, store::checkReady);
+        assertTrue(missing.getMessage().contains("apply META-INF/onceonly/ddl/"), missing.getMessage());
+        try (Connection c = db.connect(); PreparedStatement s = c.prepareStatement("insert into onceonly_outbox"
+                + " (message_id, source_key, exchange_name, routing_key, persistent, headers, body, state, created_at, attempts)"
+                + " values ('old/1', 'old', 'orders', 'order.reserved', true, '{}', ?, 0, ?, 0)")) {
+            s.setBytes(1, new byte[] {1});
+            s.setLong(2, now.toEpochMilli());
+            s.executeUpdate();
+        }
+        LedgerSchema.apply(db.dataSource());
+        store.checkReady();
+        OutboxStore b = new JpaOutboxStore(jta::entityManager, jta, "b:");
+        assertEquals(new OutboxStore.Counts(1, 0), store.counts());
+        assertEquals(new OutboxStore.Counts(1, 0), b.counts());
+        List<Long> handed = relayConfirming(b, Selection.oldest(now.plusSeconds(1), 0, 10));
+        assertEquals(1, handed.size());
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("select app_scope, state from onceonly_outbox")) {
+            assertTrue(r.next());
+            assertEquals("", r.getString(1));
+            assertEquals(JpaOutboxStore.SENT, r.getInt(2));
+        }
+        assertEquals(1, store.purge(now.plusSeconds(1), 10), "a sent row from before scopes is purged by any application");
     }
 
     @Test
