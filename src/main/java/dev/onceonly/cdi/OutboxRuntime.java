@@ -92,7 +92,8 @@ public class OutboxRuntime {
             throw new OnceOnlyException("The outbox needs the onceonly-rabbitmq connector (MicroProfile Reactive Messaging) and"
                     + " the server's managed executors (Jakarta Concurrency), to publish its rows");
         }
-        JpaOutboxStore table = new JpaOutboxStore(ledgerBeans.sessions()::current, newTransaction);
+        // Scoped by the key prefix: applications sharing the database relay, purge and count only their own rows.
+        JpaOutboxStore table = new JpaOutboxStore(ledgerBeans.sessions()::current, newTransaction, extension.global().keyPrefix());
         try {
             table.checkReady();
         } catch (RuntimeException e) {

@@ -11,33 +11,30 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Publishes outbox rows: right after their transaction committed (the fast path, on {@code executor})
  * and, every sweep interval, whatever is still pending after {@code sweepAfter} (rows of an instance
  * that died, or that the broker could not take then). Every publish happens inside
- * {@link OutboxStore#relay}, which holds the rows locked until they are marked, so relays of several
- * instances never publish one row at the same time.
+ * {@link OutboxStore#relay}, which holds the rows locked until they are marked, and no publish
+ * starts once the relay transaction stopped waiting for confirms ({@link SourceChains}), so relays
+ * of several instances never publish one row at the same time.
  *
  * <p>Order: rows of one source (one guarded message) are published one after the other, each after
  * the previous one's confirm; when one is refused or cannot be published, the later rows of that
- * source wait for the next round. A row refused {@code maxAttempts} times is parked, and the rows
- * after it go on.
+ * source wait for the next round. The store hands out a row only with every earlier pending row of
+ * its source, so this holds across batches, fast path and sweep, and instances. A row refused
+ * {@code maxAttempts} times is parked, and the rows after it go on.
  */
 public final class OutboxRelay implements AutoCloseable {
 
@@ -153,16 +150,17 @@ public final class OutboxRelay implements AutoCloseable {
         return Optional.ofNullable(counts);
     }
 
-    /** One sweep: pending rows older than {@code sweepAfter}, batch after batch; then the purge and the counts. */
+    /** One sweep: pending rows older than {@code sweepAfter}, page after page; then the purge and the counts. */
     private void sweep() {
         try {
             Instant before = clock.instant().minus(settings.sweepAfter());
-            // Another batch only after a full batch that all went out: rows the broker does not
-            // confirm now (or, while it is unreachable, none) would otherwise be taken again and again.
-            int sent;
+            // Pages by id, so rows held back or refused in one page are not taken again in the next;
+            // another page only after a full one in which the broker answered every row it was asked
+            // for: while it does not (or is unreachable), more pages would only wait as long.
+            Page page = new Page(OutboxStore.Relayed.NONE, false);
             do {
-                sent = relay(OutboxStore.Selection.oldest(before, settings.batchSize()), true);
-            } while (sent >= settings.batchSize() && !closed);
+                page = relay(OutboxStore.Selection.oldest(before, page.relayed().lastId(), settings.batchSize()), true);
+            } while (page.relayed().locked() >= settings.batchSize() && !page.stalled() && !closed);
             long purged = store.purge(clock.instant().minus(settings.retention()), settings.batchSize());
             if (purged > 0) {
                 LogId.ONCE0604I.log(purged);
@@ -176,54 +174,40 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    /** @return how many rows were published and confirmed */
-    private int relay(OutboxStore.Selection selection, boolean sweep) {
-        if (!publisher.connected()) {
-            return 0; // nothing would go out: leave the rows to a sweep once the broker is back
-        }
-        int[] sent = new int[1];
-        store.relay(selection, rows -> {
-            Map<Long, Optional<OutboxStore.Failure>> answers = publish(rows, sweep);
-            sent[0] = (int) answers.values().stream().filter(Optional::isEmpty).count();
-            return answers;
-        }, settings.maxAttempts(), clock.instant());
-        return sent[0];
+    /**
+     * One relay transaction.
+     *
+     * @param relayed what the store locked
+     * @param stalled the broker did not answer every row it was asked for in time
+     */
+    private record Page(OutboxStore.Relayed relayed, boolean stalled) {
     }
 
-    /**
-     * Publishes the rows, sources side by side, each source's rows one after the other; waits for
-     * every answer up to {@code confirmWait}.
-     */
-    private Map<Long, Optional<OutboxStore.Failure>> publish(List<OutboxRecord> rows, boolean sweep) {
-        Map<String, List<OutboxRecord>> bySource = new LinkedHashMap<>();
-        rows.forEach(r -> bySource.computeIfAbsent(r.source(), s -> new ArrayList<>()).add(r));
-        Map<Long, Optional<OutboxStore.Failure>> answers = new ConcurrentHashMap<>();
-        Map<Long, Long> confirmedAt = new ConcurrentHashMap<>();
-        List<CompletableFuture<Void>> chains = new ArrayList<>();
-        for (List<OutboxRecord> source : bySource.values()) {
-            CompletableFuture<Boolean> chain = CompletableFuture.completedFuture(true);
-            for (OutboxRecord row : source) {
-                chain = chain.thenCompose(goOn -> goOn ? publishOne(row, answers, confirmedAt) : CompletableFuture.completedFuture(false));
-            }
-            chains.add(chain.thenApply(x -> null));
+    private Page relay(OutboxStore.Selection selection, boolean sweep) {
+        if (!publisher.connected()) {
+            return new Page(OutboxStore.Relayed.NONE, true); // nothing would go out: leave the rows to a sweep once the broker is back
         }
-        try {
-            CompletableFuture.allOf(chains.toArray(CompletableFuture[]::new))
-                    .get(settings.confirmWait().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
+        boolean[] stalled = new boolean[1];
+        OutboxStore.Relayed relayed = store.relay(selection, rows -> {
+            SourceChains.Outcome outcome = SourceChains.publish(publisher, rows, settings.confirmWait());
+            stalled[0] = outcome.stalled();
+            report(rows, outcome, sweep);
+            return outcome.answers();
+        }, settings.maxAttempts(), clock.instant());
+        return new Page(relayed, stalled[0]);
+    }
+
+    /** Logs refusals and a wait without answers, and tells the listener. */
+    private void report(List<OutboxRecord> rows, SourceChains.Outcome outcome, boolean sweep) {
+        if (outcome.timedOut()) {
             LogId.ONCE0602W.log(sweep ? "sweep" : "fast path", "no answer from the broker within "
                     + Durations.format(settings.confirmWait()) + "; the unanswered rows stay pending");
-        } catch (ExecutionException e) {
-            // Each chain records its own failures; none is thrown out of it.
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
         // Only what was answered in time is marked: a late confirm of a row left pending means one more publish of it.
-        Map<Long, Optional<OutboxStore.Failure>> answered = Map.copyOf(answers);
         int sent = 0;
         List<Duration> latencies = new ArrayList<>();
         for (OutboxRecord row : rows) {
-            Optional<OutboxStore.Failure> a = answered.get(row.id());
+            Optional<OutboxStore.Failure> a = outcome.answers().get(row.id());
             if (a == null) {
                 continue;
             }
@@ -231,7 +215,8 @@ public final class OutboxRelay implements AutoCloseable {
                 sent++;
                 Long committedNanos = committedAt.get(row.id());
                 // A swept row's commit time is unknown here: from its write, on the clock that wrote it.
-                latencies.add(committedNanos != null ? Duration.ofNanos(Math.max(0, confirmedAt.get(row.id()) - committedNanos))
+                latencies.add(committedNanos != null
+                        ? Duration.ofNanos(Math.max(0, outcome.confirmedAt().get(row.id()) - committedNanos))
                         : Duration.between(row.createdAt(), clock.instant()));
             } else {
                 boolean parked = row.attempts() + 1 >= settings.maxAttempts();
@@ -243,31 +228,6 @@ public final class OutboxRelay implements AutoCloseable {
         if (sent > 0) {
             listener.relayed(sent, sweep, latencies.toArray(Duration[]::new));
         }
-        return answered;
-    }
-
-    /** @return whether the source's next row may go: this one was confirmed */
-    private CompletableFuture<Boolean> publishOne(OutboxRecord row, Map<Long, Optional<OutboxStore.Failure>> answers,
-                                                  Map<Long, Long> confirmedAt) {
-        CompletableFuture<Void> confirm;
-        try {
-            confirm = publisher.publish(row);
-        } catch (RuntimeException e) {
-            confirm = CompletableFuture.failedFuture(e);
-        }
-        return confirm.handle((ok, failure) -> {
-            if (failure == null) {
-                confirmedAt.put(row.id(), System.nanoTime());
-                answers.put(row.id(), Optional.empty());
-                return true;
-            }
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-            if (cause instanceof OutboxPublisher.Refused refused) {
-                answers.put(row.id(), OutboxStore.Failure.refused(refused.getMessage()));
-            }
-            // Anything else (connection lost, no confirm in time) is not the row's fault: it stays pending.
-            return false;
-        });
     }
 
     /**

@@ -3,25 +3,16 @@ package dev.onceonly.jpa;
 import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.spi.OutboxRecord;
 import dev.onceonly.spi.OutboxStore;
-import jakarta.json.JsonNumber;
-import jakarta.json.JsonObject;
-import jakarta.json.JsonObjectBuilder;
-import jakarta.json.JsonReader;
-import jakarta.json.JsonString;
-import jakarta.json.JsonValue;
-import jakarta.json.spi.JsonProvider;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.jdbc.ReturningWork;
 
-import java.io.StringReader;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +30,16 @@ import java.util.function.Supplier;
  *
  * <p>Rows are selected {@code FOR UPDATE SKIP LOCKED} (PostgreSQL, MariaDB 10.6+, H2 2.x): a relay
  * holds the rows it publishes until it marked them, and another relay passes them by instead of
- * waiting or publishing them too.
+ * waiting or publishing them too. Which of them may go out (no earlier pending row of their source
+ * left out) is then read with a plain query on {@code (source_key, id)}: a lock query cannot tell
+ * a row another relay holds from one that is not there.
+ *
+ * <p>Applications that share the database share the table: each row carries its application's
+ * scope (column {@code app_scope}), and the relay, the purge and the counts of a store touch only
+ * rows of its scope, and rows with the scope {@code ''}, written before the column was there (the
+ * shipped DDL adds it to such a table with that default), which every application takes as before.
+ * Message ids stay unique across the whole table, and {@link #find} and the order of a source look
+ * at every row.
  */
 public final class JpaOutboxStore implements OutboxStore {
 
@@ -49,10 +49,10 @@ public final class JpaOutboxStore implements OutboxStore {
     static final int PARKED = 2;
 
     private static final String INSERT = "insert into onceonly_outbox (message_id, source_key, exchange_name, routing_key,"
-            + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts)"
-            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0)";
-    private static final String COLUMNS = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
-            + " correlation_id, persistent, headers, body, created_at, attempts from onceonly_outbox";
+            + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
+            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
+    /** The rows of this store's scope, and those written before there were scopes. */
+    static final String IN_SCOPE = " and app_scope in (?, '')";
     private static final String MARK_SENT = "update onceonly_outbox set state = 1, sent_at = ? where id = ?";
     private static final String MARK_REFUSED = "update onceonly_outbox set attempts = attempts + 1, last_error = ?,"
             + " state = case when attempts + 1 >= ? then 2 else 0 end where id = ?";
@@ -60,15 +60,23 @@ public final class JpaOutboxStore implements OutboxStore {
 
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
+    private final String scope;
 
     /**
      * @param entityManagers the entity manager of the calling thread's current transaction, on the
      *                       business data's datasource (such as {@link LedgerSessions#current})
      * @param newTransaction runs each relay, purge batch and count in a transaction of its own
+     * @param scope          the application's scope, written into its rows: its key prefix
+     *                       ({@code onceonly.key-prefix}); at most 64 characters, not empty (that
+     *                       is the scope of rows from before there were scopes)
      */
-    public JpaOutboxStore(Supplier<EntityManager> entityManagers, NewTransaction newTransaction) {
+    public JpaOutboxStore(Supplier<EntityManager> entityManagers, NewTransaction newTransaction, String scope) {
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
+        if (scope.isEmpty() || scope.length() > 64) {
+            throw new IllegalArgumentException("an outbox scope has 1 to 64 characters: '" + scope + "'");
+        }
+        this.scope = scope;
     }
 
     @Override
@@ -83,9 +91,10 @@ public final class JpaOutboxStore implements OutboxStore {
                 s.setString(5, m.contentType());
                 s.setString(6, m.correlationId());
                 s.setBoolean(7, m.persistent());
-                s.setString(8, headersToJson(m.headers()));
+                s.setString(8, OutboxHeaders.toJson(m.headers()));
                 s.setBytes(9, m.body());
                 s.setLong(10, r.createdAt().toEpochMilli());
+                s.setString(11, scope);
                 s.executeUpdate();
                 try (ResultSet keys = s.getGeneratedKeys()) {
                     if (!keys.next()) {
@@ -100,25 +109,30 @@ public final class JpaOutboxStore implements OutboxStore {
     @Override
     public Optional<OutboxRecord> find(String messageId) {
         return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(COLUMNS + " where message_id = ?")) {
+            try (PreparedStatement s = c.prepareStatement(OutboxRows.COLUMNS + " where message_id = ?")) {
                 s.setString(1, messageId);
                 try (ResultSet r = s.executeQuery()) {
-                    return r.next() ? Optional.of(record(r)) : Optional.empty();
+                    return r.next() ? Optional.of(OutboxRows.read(r)) : Optional.empty();
                 }
             }
         });
     }
 
     @Override
-    public int relay(Selection selection, Function<List<OutboxRecord>, Map<Long, Optional<Failure>>> publish,
-                     int maxAttempts, Instant now) {
+    public Relayed relay(Selection selection, Function<List<OutboxRecord>, Map<Long, Optional<Failure>>> publish,
+                         int maxAttempts, Instant now) {
         if (selection.limit() < 1) {
-            return 0;
+            return Relayed.NONE;
         }
         return newTransaction.call(() -> work(c -> {
-            List<OutboxRecord> rows = lock(c, selection);
+            List<OutboxRecord> locked = OutboxRows.lock(c, selection, scope);
+            if (locked.isEmpty()) {
+                return Relayed.NONE;
+            }
+            Relayed relayed = new Relayed(locked.size(), locked.get(locked.size() - 1).id());
+            List<OutboxRecord> rows = OutboxRows.mayGoOut(c, locked);
             if (rows.isEmpty()) {
-                return 0;
+                return relayed;
             }
             Map<Long, Optional<Failure>> answers = publish.apply(rows);
             List<Long> sent = new ArrayList<>();
@@ -158,45 +172,8 @@ public final class JpaOutboxStore implements OutboxStore {
                     s.executeBatch();
                 }
             }
-            return rows.size();
+            return relayed;
         }));
-    }
-
-    /** Locks and reads the selected pending rows, in id order, passing by rows another relay holds. */
-    private static List<OutboxRecord> lock(Connection c, Selection selection) throws SQLException {
-        StringBuilder sql = new StringBuilder(COLUMNS).append(" where state = 0");
-        if (!selection.ids().isEmpty()) {
-            sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
-        } else {
-            sql.append(" and created_at < ?");
-        }
-        sql.append(" order by id limit ? for update skip locked");
-        try (PreparedStatement s = c.prepareStatement(sql.toString())) {
-            int i = 1;
-            if (!selection.ids().isEmpty()) {
-                for (Long id : selection.ids()) {
-                    s.setLong(i++, id);
-                }
-            } else {
-                s.setLong(i++, selection.createdBefore().toEpochMilli());
-            }
-            s.setInt(i, selection.limit());
-            List<OutboxRecord> rows = new ArrayList<>();
-            try (ResultSet r = s.executeQuery()) {
-                while (r.next()) {
-                    rows.add(record(r));
-                }
-            }
-            return rows;
-        }
-    }
-
-    private static OutboxRecord record(ResultSet r) throws SQLException {
-        String messageId = r.getString(2);
-        OutboxMessage message = new OutboxMessage(r.getString(4), r.getString(5), r.getBytes(10), r.getString(6), messageId,
-                r.getString(7), r.getBoolean(8), headersFromJson(r.getString(9)));
-        return new OutboxRecord(r.getLong(1), messageId, r.getString(3), message, Instant.ofEpochMilli(r.getLong(11)),
-                r.getInt(12));
     }
 
     @Override
@@ -214,12 +191,13 @@ public final class JpaOutboxStore implements OutboxStore {
     }
 
     /** The oldest sent rows, by id, up to a batch: read, then deleted by id (portable, unlike {@code DELETE … LIMIT}). */
-    private static int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
+    private int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
         List<Long> ids = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("select id from onceonly_outbox where state = 1 and sent_at < ?"
-                + " order by id limit ?")) {
+                + IN_SCOPE + " order by id limit ?")) {
             s.setLong(1, olderThan.toEpochMilli());
-            s.setInt(2, batchSize);
+            s.setString(2, scope);
+            s.setInt(3, batchSize);
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
                     ids.add(r.getLong(1));
@@ -243,13 +221,16 @@ public final class JpaOutboxStore implements OutboxStore {
         return newTransaction.call(() -> work(c -> {
             long pending = 0;
             long parked = 0;
-            try (PreparedStatement s = c.prepareStatement("select state, count(*) from onceonly_outbox where state in (0, 2) group by state");
-                 ResultSet r = s.executeQuery()) {
-                while (r.next()) {
-                    if (r.getInt(1) == PENDING) {
-                        pending = r.getLong(2);
-                    } else if (r.getInt(1) == PARKED) {
-                        parked = r.getLong(2);
+            try (PreparedStatement s = c.prepareStatement("select state, count(*) from onceonly_outbox where state in (0, 2)"
+                    + IN_SCOPE + " group by state")) {
+                s.setString(1, scope);
+                try (ResultSet r = s.executeQuery()) {
+                    while (r.next()) {
+                        if (r.getInt(1) == PENDING) {
+                            pending = r.getLong(2);
+                        } else if (r.getInt(1) == PARKED) {
+                            parked = r.getLong(2);
+                        }
                     }
                 }
             }
@@ -257,78 +238,27 @@ public final class JpaOutboxStore implements OutboxStore {
         }));
     }
 
+    /**
+     * {@inheritDoc} A table without {@code app_scope} was created by an earlier version: the message
+     * says to apply the shipped DDL again, which adds the column.
+     */
     @Override
     public void checkReady() {
         newTransaction.call(() -> work(c -> {
-            try (PreparedStatement s = c.prepareStatement(COLUMNS + " where id = -1"); ResultSet r = s.executeQuery()) {
+            try (PreparedStatement s = c.prepareStatement(OutboxRows.COLUMNS + " where id = -1"); ResultSet r = s.executeQuery()) {
+                r.next();
+            }
+            try (PreparedStatement s = c.prepareStatement("select app_scope from onceonly_outbox where id = -1");
+                 ResultSet r = s.executeQuery()) {
                 return r.next();
+            } catch (SQLException e) {
+                throw new IllegalStateException("onceonly_outbox has no column app_scope (the table was created by an earlier"
+                        + " version): apply META-INF/onceonly/ddl/<database>.sql again, which adds it; " + e.getMessage(), e);
             }
         }));
     }
 
     private <T> T work(ReturningWork<T> work) {
         return entityManagers.get().unwrap(SharedSessionContractImplementor.class).doReturningWork(work);
-    }
-
-    /** The stored form of no headers, the usual case: written and read without JSON-P. */
-    private static final String NO_HEADERS = "{}";
-
-    /**
-     * The JSON-P provider, looked up once, on the first message with headers: every {@code Json.create…}
-     * call is a service-loader scan (about 85 µs for writing and reading empty headers once each,
-     * measured), and an application whose messages have no headers needs no JSON-P at all.
-     */
-    private static final class Json {
-        static final JsonProvider PROVIDER = JsonProvider.provider();
-    }
-
-    /**
-     * Headers as a JSON object whose values say their type ({@code {"s": "text"}}, {@code {"i": 1}},
-     * {@code {"l": 1}}, {@code {"b": true}}): amqp-client encodes an Integer and a Long differently,
-     * and a consumer may tell them apart.
-     */
-    static String headersToJson(Map<String, Object> headers) {
-        if (headers.isEmpty()) {
-            return NO_HEADERS;
-        }
-        JsonObjectBuilder b = Json.PROVIDER.createObjectBuilder();
-        headers.forEach((name, value) -> {
-            JsonObjectBuilder typed = Json.PROVIDER.createObjectBuilder();
-            if (value instanceof String text) {
-                typed.add("s", text);
-            } else if (value instanceof Integer i) {
-                typed.add("i", i);
-            } else if (value instanceof Long l) {
-                typed.add("l", l);
-            } else if (value instanceof Boolean bool) {
-                typed.add("b", bool);
-            } else {
-                throw new IllegalArgumentException("header '" + name + "' of type " + value.getClass().getName());
-            }
-            b.add(name, typed);
-        });
-        return b.build().toString();
-    }
-
-    static Map<String, Object> headersFromJson(String json) {
-        if (json == null || json.isEmpty() || json.equals(NO_HEADERS)) {
-            return Map.of();
-        }
-        Map<String, Object> headers = new LinkedHashMap<>();
-        JsonObject o;
-        try (JsonReader reader = Json.PROVIDER.createReader(new StringReader(json))) {
-            o = reader.readObject();
-        }
-        o.forEach((name, typed) -> {
-            Map.Entry<String, JsonValue> e = typed.asJsonObject().entrySet().iterator().next();
-            headers.put(name, switch (e.getKey()) {
-                case "s" -> ((JsonString) e.getValue()).getString();
-                case "i" -> ((JsonNumber) e.getValue()).intValueExact();
-                case "l" -> ((JsonNumber) e.getValue()).longValueExact();
-                case "b" -> e.getValue() == JsonValue.TRUE;
-                default -> throw new IllegalStateException("outbox header '" + name + "' has unknown type " + e.getKey());
-            });
-        });
-        return Collections.unmodifiableMap(headers);
     }
 }

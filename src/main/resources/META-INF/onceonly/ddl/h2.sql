@@ -25,9 +25,14 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
     sent_at        BIGINT,
     attempts       INTEGER      NOT NULL,
     last_error     VARCHAR(500),
+    app_scope      VARCHAR(64)  DEFAULT '' NOT NULL,
     CONSTRAINT onceonly_outbox_pk PRIMARY KEY (id),
     CONSTRAINT onceonly_outbox_message_id UNIQUE (message_id)
 );
+-- app_scope: the key prefix of the application that wrote the row; '' for rows written before the
+-- column was there (every application's relay takes those, as before). A table created by an
+-- earlier version gets the column here.
+ALTER TABLE onceonly_outbox ADD COLUMN IF NOT EXISTS app_scope VARCHAR(64) DEFAULT '' NOT NULL;
 -- No index on (state, id) as on the other databases: through such an index, H2 2.3's
 -- SELECT ... FOR UPDATE SKIP LOCKED returned no row at all while another relay held some.
 -- The claim store of the database-only mode (onceonly.store=database).

@@ -29,11 +29,20 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
     sent_at        BIGINT,
     attempts       INTEGER      NOT NULL,
     last_error     VARCHAR(500),
+    app_scope      VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT '' NOT NULL,
     PRIMARY KEY (id),
     UNIQUE KEY onceonly_outbox_message_id (message_id),
     -- The relay takes pending rows in id order; the purge takes sent rows in id order.
-    INDEX onceonly_outbox_state (state, id)
+    INDEX onceonly_outbox_state (state, id),
+    -- The relay hands out a row only after the earlier pending rows of its source: looked up by source.
+    INDEX onceonly_outbox_source (source_key, id)
 ) ENGINE = InnoDB;
+-- app_scope: the key prefix of the application that wrote the row; '' for rows written before the
+-- column was there (every application's relay takes those, as before). A table created by an
+-- earlier version gets the column and the source index here (MariaDB syntax: MySQL has no IF NOT
+-- EXISTS for either; there, add them by hand once).
+ALTER TABLE onceonly_outbox ADD COLUMN IF NOT EXISTS app_scope VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT '' NOT NULL;
+CREATE INDEX IF NOT EXISTS onceonly_outbox_source ON onceonly_outbox (source_key, id);
 -- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
 -- expires_at is epoch milliseconds. claim_key compares case-sensitively, like the ledger's msg_id.
 CREATE TABLE IF NOT EXISTS onceonly_claim (

@@ -27,11 +27,18 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
     sent_at        BIGINT,
     attempts       INTEGER      NOT NULL,
     last_error     VARCHAR(500),
+    app_scope      VARCHAR(64)  DEFAULT '' NOT NULL,
     CONSTRAINT onceonly_outbox_pk PRIMARY KEY (id),
     CONSTRAINT onceonly_outbox_message_id UNIQUE (message_id)
 );
+-- app_scope: the key prefix of the application that wrote the row; '' for rows written before the
+-- column was there (every application's relay takes those, as before). A table created by an
+-- earlier version gets the column here.
+ALTER TABLE onceonly_outbox ADD COLUMN IF NOT EXISTS app_scope VARCHAR(64) DEFAULT '' NOT NULL;
 -- The relay takes pending rows in id order; the purge takes sent rows in id order.
 CREATE INDEX IF NOT EXISTS onceonly_outbox_state ON onceonly_outbox (state, id);
+-- The relay hands out a row only after the earlier pending rows of its source: looked up by source.
+CREATE INDEX IF NOT EXISTS onceonly_outbox_source ON onceonly_outbox (source_key, id);
 -- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
 -- expires_at is epoch milliseconds.
 CREATE TABLE IF NOT EXISTS onceonly_claim (

@@ -57,6 +57,8 @@ class OutboxRelayTest {
     final String queue = exchange + ".q";
     final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
     final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
+    /** Confirms of {@link OrderCheckingPublisher}: not on {@link #scheduler}, whose threads the sweeps block while they wait for them. */
+    final ScheduledExecutorService confirms = Executors.newSingleThreadScheduledExecutor();
     final List<AutoCloseable> closeAfterEach = new ArrayList<>();
     ScratchDatabase db;
     LocalJta jta;
@@ -67,7 +69,7 @@ class OutboxRelayTest {
     void start() throws Exception {
         db = ScratchDatabase.create(ScratchDatabase.Kind.POSTGRESQL, true);
         jta = new LocalJta(db.sessionFactory());
-        store = new JpaOutboxStore(jta::entityManager, jta);
+        store = new JpaOutboxStore(jta::entityManager, jta, "oo:");
         rabbit = new TestRabbit();
         try (var ch = rabbitChannel()) {
             ch.exchangeDeclare(exchange, "direct", false, true, null);
@@ -113,6 +115,7 @@ class OutboxRelayTest {
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();
         scheduler.shutdownNow();
+        confirms.shutdownNow();
         db.close();
     }
 
@@ -126,6 +129,15 @@ class OutboxRelayTest {
         OutboxRelay relay = new OutboxRelay(store, endpoint, new OutboxRelay.Settings(sweepInterval, sweepAfter, 50, maxAttempts,
                 Duration.ofDays(1), Duration.ofSeconds(7)), Clock.systemUTC(), resources.executor(), scheduler, OutboxListener.NONE);
         closeAfterEach.add(endpoint::stop);
+        closeAfterEach.add(relay);
+        return relay;
+    }
+
+    /** A relay on {@code publisher} (no broker), {@code batchSize} rows per transaction, waiting {@code confirmWait}. */
+    private OutboxRelay relay(OrderCheckingPublisher publisher, Duration sweepInterval, Duration sweepAfter, int batchSize,
+                              Duration confirmWait) {
+        OutboxRelay relay = new OutboxRelay(store, publisher, new OutboxRelay.Settings(sweepInterval, sweepAfter, batchSize, 5,
+                Duration.ofDays(1), confirmWait), Clock.systemUTC(), resources.executor(), scheduler, OutboxListener.NONE);
         closeAfterEach.add(relay);
         return relay;
     }
@@ -247,6 +259,65 @@ class OutboxRelayTest {
             Map<String, Integer> copies = arrived(20);
             assertEquals(20, copies.size(), "every message arrived after the broker came back");
             assertTrue(copies.values().stream().allMatch(n -> n == 1), "each once: " + copies);
+        }
+    }
+
+    /**
+     * A source's rows split over two fast-path batches (batch size 2): its first row is refused twice,
+     * and the third row, alone in the second batch, waits for it instead of going out first.
+     */
+    @Test
+    void aSourceSplitOverTwoBatchesWaitsForItsRefusedFirstRow() throws Exception {
+        OrderCheckingPublisher broker = new OrderCheckingPublisher(db, confirms, 5)
+                .script("inventory:split/1", new OrderCheckingPublisher.Refuse(), new OrderCheckingPublisher.Refuse());
+        OutboxRelay relay = relay(broker, Duration.ofMillis(200), Duration.ZERO, 2, Duration.ofSeconds(2));
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
+        sendInHandler(outbox, "inventory:split", 3, "reserved");
+        Eventually.await("all three rows sent", Duration.ofSeconds(10), () -> rowsInState(1), n -> n == 3);
+        assertEquals(List.of(), broker.violations());
+        assertEquals(List.of("inventory:split/1", "inventory:split/2", "inventory:split/3"),
+                broker.published().stream().distinct().toList());
+    }
+
+    /**
+     * The first row's confirm comes after the relay transaction stopped waiting: the chain stops
+     * there (the second row is not published after the transaction released its lock), and the
+     * third row, in the next batch, waits; a sweep then publishes all three in order.
+     */
+    @Test
+    void aConfirmTooLateStopsTheChainAndTheNextBatchWaits() throws Exception {
+        OrderCheckingPublisher broker = new OrderCheckingPublisher(db, confirms, 5)
+                .script("inventory:late/1", new OrderCheckingPublisher.Confirm(1_000));
+        OutboxRelay relay = relay(broker, Duration.ofMillis(200), Duration.ofMillis(1_500), 2, Duration.ofMillis(300));
+        JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
+        sendInHandler(outbox, "inventory:late", 3, "reserved");
+        Eventually.await("all three rows sent", Duration.ofSeconds(10), () -> rowsInState(1), n -> n == 3);
+        Thread.sleep(1_200); // the late confirm has come
+        assertEquals(List.of(), broker.violations());
+        // The first publish of /1 was never confirmed in time: the sweep publishes it again (at least once).
+        assertEquals(List.of("inventory:late/1", "inventory:late/1", "inventory:late/2", "inventory:late/3"), broker.published());
+    }
+
+    /**
+     * Two relays sweep the same sources at once, three rows per transaction: each source's rows go
+     * out in order, each once, and only by a relay holding the row.
+     */
+    @Test
+    void twoRelaysSweepingTheSameSourcesKeepEachSourcesOrder() throws Exception {
+        JtaOutbox deadInstance = new JtaOutbox(store, jta, rows -> { }, Clock.systemUTC(), MessageTracing.NONE);
+        for (int i = 0; i < 4; i++) {
+            sendInHandler(deadInstance, "inventory:two" + i, 6, "reserved");
+        }
+        OrderCheckingPublisher broker = new OrderCheckingPublisher(db, confirms, 30);
+        relay(broker, Duration.ofMillis(50), Duration.ZERO, 3, Duration.ofSeconds(5));
+        relay(broker, Duration.ofMillis(50), Duration.ZERO, 3, Duration.ofSeconds(5));
+        Eventually.await("all rows sent", Duration.ofSeconds(20), () -> rowsInState(1), n -> n == 24);
+        assertEquals(List.of(), broker.violations());
+        assertEquals(24, broker.published().size(), "each row once: " + broker.published());
+        for (int i = 0; i < 4; i++) {
+            String source = "inventory:two" + i;
+            assertEquals(java.util.stream.IntStream.rangeClosed(1, 6).mapToObj(n -> source + "/" + n).toList(),
+                    broker.published().stream().filter(id -> id.startsWith(source + "/")).toList());
         }
     }
 
