@@ -4,6 +4,8 @@ import dev.onceonly.spi.Handover;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -117,7 +119,7 @@ final class Settlement {
     int stopAndGiveBackWaiting(Consumer<Delivery> giveBack) {
         this.giveBack = giveBack;
         int given = 0;
-        for (Delivery d : unsettled) {
+        for (Delivery d : inOrder()) {
             Delivery.Stage s = d.stage;
             if (s == Delivery.Stage.BUFFERED || s == Delivery.Stage.HELD) {
                 if (d.hold != null) {
@@ -133,7 +135,7 @@ final class Settlement {
     /** Shutdown, last step: requeues whatever is still unsettled. @return how many */
     int requeueAll() {
         int requeued = 0;
-        for (Delivery d : unsettled) {
+        for (Delivery d : inOrder()) {
             if (requeue(d)) {
                 requeued++;
             }
@@ -147,6 +149,15 @@ final class Settlement {
 
     boolean allSettled() {
         return unsettled.isEmpty();
+    }
+
+    /**
+     * The unsettled deliveries in the order the broker delivered them: given back in that order,
+     * they keep the queue's order as far as they can (and a set's order, by identity hash, would
+     * differ from run to run).
+     */
+    private List<Delivery> inOrder() {
+        return unsettled.stream().sorted(Comparator.comparingLong(d -> d.deliveryTag)).toList();
     }
 
     private boolean settle(Delivery d) {
