@@ -207,12 +207,14 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         MessageRefusedException passedOn = RetryRule.passedOnRefusal(handlerFailure);
         if (decision == LedgerDecision.DUPLICATE) {
             // Processed before, but the claim store forgot it (flushed, evicted, failed over):
-            // remember it again so the next duplicate stops at the first layer.
-            finish("complete", true);
+            // remember it again so the next duplicate stops at the first layer. At once, not queued:
+            // inside a caller's transaction (a JMS listener) the refusal rolls it back and the
+            // container redelivers at once, which must find the key done rather than BUSY.
+            finish("complete", true, false);
             outcome = Outcome.DUPLICATE;
             layer = Layer.LEDGER;
         } else if (decision != null) {
-            finish("release", false);
+            finish("release", false, false);
             outcome = GuardEngine.refusedOutcome(decision);
             layer = Layer.LEDGER;
             reason = GuardEngine.refusedReason(settings, decision);
@@ -221,10 +223,10 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
                 LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.LEDGER);
             }
         } else if (committed) {
-            finish("complete", true);
+            finish("complete", true, true);
             outcome = Outcome.PROCESSED;
         } else if (commitRefused != null) {
-            finish("release", false); // only if it is still ours
+            finish("release", false, false); // only if it is still ours
             outcome = Outcome.RETRY;
             layer = Layer.CLAIM_STORE;
             reason = commitRefused;
@@ -232,7 +234,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             // The handler passed on the refusal of a guarded call it made (its key BUSY, RETRY,
             // CONFLICT or REJECTED): this message is refused the same way, so that a busy nested key
             // makes it wait instead of spending its attempts. Released like any failure.
-            finish("release", false);
+            finish("release", false, false);
             outcome = passedOn.outcome();
             retryable = !outcome.isPermanent();
             reason = "a guarded call of the handler was refused " + outcome + ": " + passedOn.reason();
@@ -240,7 +242,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         } else {
             // Released like any failure, whatever the retry rule says: whether to deliver the message
             // again is the connector's decision, made from the report below.
-            finish("release", false);
+            finish("release", false, false);
             outcome = Outcome.FAILED;
             Throwable failure = handlerFailure;
             RetryRule.Match match = failure == null ? null : settings.retryRule().classify(failure);
@@ -258,12 +260,13 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         engine.report(settings, dispatch, outcome, layer, key.digest(), reason, retryable, guardNanos);
     }
 
-    private void finish(String operation, boolean complete) {
+    /** @param deferrable whether a completion may be left to {@link DoneWriter} (with the ledger on) */
+    private void finish(String operation, boolean complete, boolean deferrable) {
         if (token == null) {
             finished();
             return;
         }
-        if (complete && settings.ledger()) {
+        if (complete && deferrable && settings.ledger()) {
             // The ledger's row already stops any copy: the done marker need not hold up the
             // acknowledgement (DoneWriter says what that changes when the instance dies first).
             engine.doneWriter.add(this);

@@ -177,6 +177,33 @@ class GuardEngineLedgerTest {
         assertEquals(Optional.empty(), ledgerRow(business("order-joined-again")));
     }
 
+    /**
+     * A JMS container redelivers at once when the listener's transaction rolls back, as it must
+     * after a ledger DUPLICATE inside it: the key is marked done before the transaction ends, not
+     * queued behind other marks, so the redelivery is a DUPLICATE at the claim store instead of a
+     * BUSY round that spends one of the provider's redeliveries.
+     */
+    @Test
+    void aLedgerDuplicateInsideTheCallersTransactionIsMarkedDoneAtOnce() throws Exception {
+        MessageView m = message("{\"order\":\"joined-mark\"}");
+        MessageKey key = keyOf(settings, m);
+        guard(settings, m, businessWrite("order-joined-mark"));
+        InMemoryClaimStore forgetful = new InMemoryClaimStore(10_000, clock);
+        HeldCompletions held = new HeldCompletions(forgetful); // batched marks wait at its gate
+        engine = engine(held, jpaLedger);
+
+        jta.begin();
+        try {
+            assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("order-joined-mark-again")));
+        } finally {
+            jta.rollback();
+        }
+
+        assertEquals(ClaimState.DONE, forgetful.claim(key.storeKey(), "redelivery", key.fingerprint(), settings.lease()).state(),
+                "the redelivery finds the key done");
+        held.gate.countDown();
+    }
+
     /** The claim store forgot a processed key (flushed, evicted, failed over): the real ledger still knows it. */
     @Test
     void duplicateTheClaimStoreForgotIsCaughtByTheLedger() throws Exception {
