@@ -29,8 +29,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the drain or a flush), and none is left behind: once all calls returned and the executor ran what
  * it was given, each completion queued reached the store once ({@link CountingStore}), each call
  * was told (the engine counts no call in flight), and none reached it twice. The drain runs on a
- * {@link DrainedScheduler}, so the checker interleaves it with the others; where the drain's flag
- * is cleared while a completion is added is the race this covers.
+ * {@link DrainedScheduler}, so the checker interleaves it with the others.
+ *
+ * <p>Known gap: a drain without its re-check loop (a completion added between the drain's last
+ * poll and the clearing of its flag is left behind) was not caught, even in 100 random scenarios:
+ * the losing scenario needs that add to be the last write of the run, which random scenarios
+ * rarely make.
  *
  * <p>The calls are the engine's own ({@link GuardedCall}, with the ledger on) on an engine with a
  * store that only counts; the operations return nothing, the property is checked after each run
@@ -38,7 +42,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public class DoneWriterLincheckTest {
 
-    /** At most one completion per operation: three threads of two operations. */
+    /** At most one completion per operation: two threads of two operations, with room to spare. */
     private static final int CALLS = 6;
 
     private final CountingStore store = new CountingStore();
@@ -157,9 +161,9 @@ public class DoneWriterLincheckTest {
     @Test
     void everyQueuedCompletionIsWrittenExactlyOnceAndNoneIsLeftBehind() {
         new ModelCheckingOptions()
-                .iterations(5)
-                .invocationsPerIteration(60)
-                .threads(3)
+                .iterations(20)
+                .invocationsPerIteration(30)
+                .threads(2)
                 .actorsPerThread(2)
                 .actorsBefore(0)
                 .actorsAfter(0)

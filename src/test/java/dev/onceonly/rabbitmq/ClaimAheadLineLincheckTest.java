@@ -141,8 +141,8 @@ public class ClaimAheadLineLincheckTest {
     @Test
     void noSettledDeliveryStaysInTheLineNoneIsLostAndNoClaimLeaks() {
         new ModelCheckingOptions()
-                .iterations(5)
-                .invocationsPerIteration(150)
+                .iterations(20)
+                .invocationsPerIteration(50)
                 .threads(3)
                 .actorsPerThread(2)
                 .actorsBefore(0)
