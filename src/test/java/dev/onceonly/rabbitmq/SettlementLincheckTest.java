@@ -91,9 +91,10 @@ public class SettlementLincheckTest {
         scheduler.runQueued();
     }
 
+    /** A stop on a classic queue: what waits is requeued. */
     @Operation
-    public void stopAndRequeueWaiting() {
-        settlement.stopAndRequeueWaiting();
+    public void stopAndGiveBackWaiting() {
+        settlement.stopAndGiveBackWaiting(settlement::requeue);
     }
 
     @Operation
