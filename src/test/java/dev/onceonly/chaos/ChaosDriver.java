@@ -528,8 +528,8 @@ public final class ChaosDriver {
         report.reserved = Map.copyOf(reserved);
         report.queueMessages = TestRabbit.total(s.queue);
         report.dlqMessages = TestRabbit.total(dlq());
-        // The ledger's msg_id is the claim key: the key prefix (default oo:) and the key the handler saw.
-        report.ledgerRows = db.ledgerRows(shipping.keys().keySet().stream().map(k -> "oo:" + k).toList());
+        // The ledger's msg_id is the claim key, which is also the key the handler passed on (Idempotency-Key).
+        report.ledgerRows = db.ledgerRows(List.copyOf(shipping.keys().keySet()));
         for (DemoInstance i : instances) {
             report.logIds.put(i.label(), i.countLogIds());
         }
