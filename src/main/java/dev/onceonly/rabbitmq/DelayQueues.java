@@ -32,8 +32,11 @@ import java.util.function.Supplier;
  * the work queue's node, nothing to replicate); a quorum work queue, replicated to survive a node,
  * gets a quorum delay queue with at-least-once dead-lettering ({@code x-dead-letter-strategy}, which
  * needs {@code x-overflow=reject-publish}), so a copy is only removed from the delay queue once the
- * work queue has it. A classic queue dead-letters at most once: a copy is lost if the work queue is
- * unavailable at that instant.
+ * work queue has it. So does a classic work queue that refuses messages when full ({@code
+ * queue.overflow=reject-publish[-dlx]}): a classic queue dead-letters at most once, and a copy whose
+ * delay ends while the work queue is full would be dropped. The broker's dead-letter worker tries a
+ * refused copy again every {@code dead_letter_worker_publisher_confirm_timeout} (180 s by default).
+ * A classic delay queue still loses a copy if its classic work queue is unavailable at that instant.
  */
 final class DelayQueues {
 
@@ -73,7 +76,7 @@ final class DelayQueues {
     /** The arguments the delay queue for {@code delay} is declared with, in a stable order. */
     static Map<String, Object> arguments(IncomingSettings settings, Duration delay) {
         Map<String, Object> args = new LinkedHashMap<>();
-        if (settings.queueType() == QueueType.QUORUM) {
+        if (settings.queueType() == QueueType.QUORUM || settings.queueArguments().refusesWhenFull()) {
             args.put("x-queue-type", "quorum");
             args.put("x-dead-letter-strategy", "at-least-once");
             args.put("x-overflow", "reject-publish");

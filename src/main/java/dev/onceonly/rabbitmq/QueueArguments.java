@@ -39,6 +39,15 @@ record QueueArguments(boolean singleActiveConsumer, Duration messageTtl, int max
         return messageTtl != null || maxLength > 0 && !"reject-publish".equals(overflow);
     }
 
+    /**
+     * Whether the queue refuses messages once full ({@code reject-publish}, {@code
+     * reject-publish-dlx}): a copy the broker dead-letters into it then, from a delay queue, is
+     * dropped unless that delay queue dead-letters at least once.
+     */
+    boolean refusesWhenFull() {
+        return maxLength > 0 && overflow != null && overflow.startsWith("reject-publish");
+    }
+
     /** These arguments as {@code queue.declare} takes them, in a stable order. */
     Map<String, Object> asMap() {
         Map<String, Object> args = new LinkedHashMap<>();

@@ -115,4 +115,30 @@ class DelayQueuesTest {
         assertFalse(DelayQueues.isDelayQueue("orders.onceonly.delay.audit"));
         assertFalse(DelayQueues.isDelayQueue("orders.onceonly.delay."));
     }
+
+    /**
+     * A classic work queue that refuses messages when full ({@code reject-publish}) would drop a
+     * copy whose delay ends while it is full: a classic delay queue dead-letters at most once. Its
+     * delay queue dead-letters at least once instead (a quorum queue: the broker keeps the copy and
+     * tries again, RELIABILITY.md), and the broker accepts that declaration; one that drops its head
+     * when full takes every copy, and keeps a classic delay queue.
+     */
+    @Test
+    void aWorkQueueThatRefusesWhenFullGetsADelayQueueThatDeadLettersAtLeastOnce() throws Exception {
+        Map<String, Object> args = DelayQueues.arguments(limited("reject-publish"), DELAY);
+
+        assertEquals("quorum", args.get("x-queue-type"));
+        assertEquals("at-least-once", args.get("x-dead-letter-strategy"));
+        assertEquals("reject-publish", args.get("x-overflow"));
+        try (com.rabbitmq.client.Channel ch = connection.createChannel()) {
+            ch.queueDeclare(delayQueue, true, false, false, args);
+        }
+        assertEquals("at-least-once", DelayQueues.arguments(limited("reject-publish-dlx"), DELAY).get("x-dead-letter-strategy"));
+        assertFalse(DelayQueues.arguments(limited("drop-head"), DELAY).containsKey("x-queue-type"));
+    }
+
+    private IncomingSettings limited(String overflow) {
+        return TestChannelConfig.of(Map.of("channel-name", "delayq-unit", "queue.name", queue, "host", "127.0.0.1",
+                "queue.max-length", "10", "queue.overflow", overflow), ChannelConfig.Direction.INCOMING).incoming();
+    }
 }
