@@ -139,7 +139,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         settlement.track(d);
         if (stopping) {
             // It waited in amqp-client's dispatch queue while the consumer was being cancelled.
-            settlement.requeue(d);
+            giveBack(d);
             return;
         }
         if (d.forgedCopy) {
@@ -432,8 +432,17 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
             }
         }
         buffered.clear();
-        requeuedAtStop = settlement.stopAndGiveBackWaiting(requeueCounts ? redelivery::giveBack : settlement::requeue);
+        requeuedAtStop = settlement.stopAndGiveBackWaiting(this::giveBack);
         inFlightAtStop = settlement.unsettledCount();
+    }
+
+    /** A delivery not handed to the application goes back at a stop: requeued, or copied where a requeue counts. */
+    private void giveBack(Delivery d) {
+        if (requeueCounts) {
+            redelivery.giveBack(d);
+        } else {
+            settlement.requeue(d);
+        }
     }
 
     /**
