@@ -91,6 +91,14 @@ class LeaseSweepTest {
         assertEquals(0, dueLater.renewals.get());
     }
 
+    /** An engine closed before its first message stops a sweep that never started. */
+    @Test
+    void aSweepThatNeverRanStops() {
+        sweep.stop();
+        sweep.hold(new Counted(clock.get()), Duration.ofMillis(60));
+        assertEquals(Long.MAX_VALUE, sweep.periodMillis(), "and starts none afterwards");
+    }
+
     @Test
     void aDroppedOrStoppedLeaseIsNoLongerRenewed() throws Exception {
         Counted dropped = new Counted(clock.get());
