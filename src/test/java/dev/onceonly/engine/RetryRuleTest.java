@@ -196,7 +196,26 @@ class RetryRuleTest {
         assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
             assertNull(DEFAULTS_ONLY.classify(a));
             assertNull(rule(List.of(), List.of(IOException.class)).classify(looped));
+            assertNull(RetryRule.passedOnRefusal(a));
         });
+    }
+
+    /** At most 32 links are walked, the thrown exception the first: a cause deeper down is not seen. */
+    @Test
+    void theWalkStopsAfter32Links() {
+        RetryRule invalid = rule(List.of(), List.of(InvalidOrder.class));
+        assertFalse(retried(invalid, wrapped(new InvalidOrder("x"), 31)), "the 32nd link is seen");
+        assertTrue(retried(invalid, wrapped(new InvalidOrder("x"), 32)), "the 33rd is not");
+        MessageRefusedException busy = new MessageRefusedException(Outcome.BUSY, "inner", "d", "busy", null);
+        assertSame(busy, RetryRule.passedOnRefusal(wrapped(busy, 31)));
+        assertNull(RetryRule.passedOnRefusal(wrapped(busy, 32)));
+    }
+
+    private static Throwable wrapped(Throwable t, int times) {
+        for (int i = 0; i < times; i++) {
+            t = new RuntimeException(t);
+        }
+        return t;
     }
 
     /** The reason goes to logs, events and dead-letter headers: class names only, never the message's text. */

@@ -24,7 +24,12 @@ class DispositionTest {
 
     @Test
     void refusalsFollowTheOutcomeTable() {
-        assertEquals(REQUEUE_LATER, Disposition.of(decided(Outcome.BUSY), NACKED, 1, 3).action());
+        Disposition busy = Disposition.of(decided(Outcome.BUSY), NACKED, 1, 3);
+        assertEquals(REQUEUE_LATER, busy.action());
+        assertEquals(Outcome.BUSY, busy.outcome(), "not an attempt: the refusal, not FAILED");
+        assertEquals("because", busy.reason());
+        assertEquals("orders", busy.consumer());
+        assertEquals("digest", busy.keyDigest());
         assertEquals(REQUEUE_LATER, Disposition.of(decided(Outcome.RETRY), NACKED, 99, 3).action(), "RETRY never dead-letters");
         assertEquals(DEAD_LETTER, Disposition.of(decided(Outcome.CONFLICT), NACKED, 1, 3).action());
         Disposition rejected = Disposition.of(decided(Outcome.REJECTED), NACKED, 1, 3);
@@ -99,5 +104,43 @@ class DispositionTest {
         Disposition d = Disposition.of(null, wrapped, 1, 3);
         assertEquals(Outcome.FAILED, d.outcome());
         assertEquals(RETRY_LATER, d.action());
+    }
+
+    /** The reason goes into a header: at most 300 characters of it, then "...". */
+    @Test
+    void aReasonIsKeptWholeUpTo300CharactersAndCutAfter() {
+        String exact = "x".repeat(300 - "java.lang.IllegalStateException: ".length());
+        assertEquals("java.lang.IllegalStateException: " + exact,
+                Disposition.of(null, new IllegalStateException(exact), 1, 3).reason());
+        String longer = exact + "y";
+        assertEquals(("java.lang.IllegalStateException: " + exact) + "...",
+                Disposition.of(null, new IllegalStateException(longer), 1, 3).reason());
+        GuardEvent busy = new GuardEvent("orders", Outcome.BUSY, Layer.CLAIM_STORE, "digest", "b".repeat(400), 1);
+        assertEquals("b".repeat(300) + "...", Disposition.of(busy, NACKED, 1, 3).reason());
+    }
+
+    @Test
+    void aNackWithoutAnExceptionOrMessageStillSaysWhat() {
+        assertEquals("nacked without a reason", Disposition.of(null, null, 1, 3).reason());
+        assertEquals("java.lang.IllegalStateException", Disposition.of(null, new IllegalStateException(), 1, 3).reason());
+    }
+
+    /**
+     * The guard let the message through (PROCESSED, or a DUPLICATE it skipped) and the application
+     * nacked afterwards: a failure like any other, an attempt spent, under the guard's consumer.
+     */
+    @Test
+    void aNackAfterTheGuardLetTheMessageThroughIsAFailedAttempt() {
+        for (Outcome passed : new Outcome[] {Outcome.PROCESSED, Outcome.DUPLICATE}) {
+            Disposition first = Disposition.of(decided(passed), NACKED, 1, 3);
+            assertEquals(RETRY_LATER, first.action(), passed.name());
+            assertEquals(Outcome.FAILED, first.outcome(), passed.name());
+            assertEquals("java.lang.IllegalStateException: refused", first.reason(), passed.name());
+            assertEquals("orders", first.consumer(), passed.name());
+            assertEquals("digest", first.keyDigest(), passed.name());
+            assertEquals(DEAD_LETTER, Disposition.of(decided(passed), NACKED, 3, 3).action(), passed.name());
+        }
+        assertEquals(DEAD_LETTER, Disposition.of(decided(Outcome.FAILED), NACKED, 3, 3).action(),
+                "a retryable failure at its last attempt");
     }
 }
