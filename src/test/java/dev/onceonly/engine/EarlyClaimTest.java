@@ -40,7 +40,7 @@ class EarlyClaimTest {
 
     private EarlyClaim claimed() {
         assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "t", "", orders.lease()).state());
-        return new EarlyClaim(engine, orders, key, "t", ClaimResult.ACQUIRED);
+        return new EarlyClaim(engine, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
     }
 
     /** Whether the store has the key held by someone; a probe that gets it gives it back. */

@@ -149,7 +149,7 @@ class SettlementTest {
         publishing.stage = Delivery.Stage.PUBLISHING;
         settlement.ack(delivery(5));
 
-        assertEquals(2, settlement.stopAndRequeueWaiting());
+        assertEquals(2, settlement.stopAndGiveBackWaiting(settlement::requeue));
         assertTrue(buffered.isSettled());
         assertTrue(held.isSettled());
         assertFalse(processing.isSettled());
