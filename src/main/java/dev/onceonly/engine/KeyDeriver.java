@@ -76,7 +76,7 @@ public final class KeyDeriver {
     public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
         Object[] scratch = SCRATCH.get();
         MessageDigest md = (MessageDigest) scratch[Scratch.DIGEST];
-        md.reset();
+        md.reset(); // not redundant: a derivation rejected halfway leaves its pieces in the thread's digest
         byte[] bodySha = md.digest(message.body());
         JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(message.body(), "") : null;
         String explicit = explicitKey(settings, message, parameterKey, json);

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.FutureTask;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -36,5 +37,17 @@ class KeyDeriverNamesTest {
         assertEquals(key(longest, "rk"), key(longest, "rk"));
         assertThrows(KeyRejectedException.class, () -> key(longest + "e", "rk"));
         assertThrows(KeyRejectedException.class, () -> key("ex", longest + "r"));
+    }
+
+    /**
+     * A derivation rejected halfway (the routing key too long, after the exchange went into the
+     * thread's digest) leaves nothing behind: the next message on the thread gets its own key.
+     */
+    @Test
+    void aKeyRejectedHalfwayDoesNotChangeTheNextKeyOnTheThread() throws Exception {
+        FutureTask<String> fresh = new FutureTask<>(() -> key("ex", "rk")); // a thread whose digest is new
+        new Thread(fresh).start();
+        assertThrows(KeyRejectedException.class, () -> key("ex", "r".repeat(KeyDeriver.MAX_NAME_LENGTH + 1)));
+        assertEquals(fresh.get(), key("ex", "rk"));
     }
 }
