@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Delivery implements Dispatch {
 
-    /** Where the delivery is; shutdown requeues {@link #BUFFERED} and {@link #HELD} ones at once. */
+    /** Where the delivery is; shutdown gives back {@link #BUFFERED} and {@link #HELD} ones at once. */
     enum Stage {
         /** Received, waiting for the application's demand. */
         BUFFERED,
@@ -32,6 +32,8 @@ final class Delivery implements Dispatch {
         PROCESSING,
         /** Nacked, waiting out the retry delay. */
         HELD,
+        /** Going back to the queue at a stop, never to be handed to the application. */
+        RETURNING,
         /** Being published to the dead-letter exchange or as a retry; settled on the confirm. */
         PUBLISHING
     }
@@ -50,7 +52,12 @@ final class Delivery implements Dispatch {
     private final long receivedIn;
     private final AtomicBoolean decided = new AtomicBoolean();
     private final AtomicBoolean settled = new AtomicBoolean();
-    volatile Stage stage = Stage.BUFFERED;
+    /**
+     * Moves one way between threads: the emitting loop hands a buffered delivery over, a stop gives
+     * a buffered or held one back, and only one of them may win it ({@link #handOver},
+     * {@link #startReturning}).
+     */
+    private final AtomicReference<Stage> stage = new AtomicReference<>(Stage.BUFFERED);
     volatile ScheduledFuture<?> hold;
     /** The guard's decision, when a guarded method was invoked for this delivery. */
     private volatile GuardEvent guardDecision;
@@ -150,6 +157,32 @@ final class Delivery implements Dispatch {
     /** The guard's decision, or {@code null} when no guarded method was invoked for this delivery. */
     GuardEvent guardDecision() {
         return guardDecision;
+    }
+
+    Stage stage() {
+        return stage.get();
+    }
+
+    void stage(Stage next) {
+        stage.set(next);
+    }
+
+    /**
+     * Takes a buffered delivery for the application. False when a stop took it first: it is going
+     * back to the queue, and handing it over as well would process a delivery that is no longer this
+     * consumer's and leave it on the handover for good.
+     */
+    boolean handOver() {
+        return stage.compareAndSet(Stage.BUFFERED, Stage.PROCESSING);
+    }
+
+    /**
+     * Takes a buffered or held delivery to give it back at a stop. False when it is no longer
+     * waiting, or another thread is giving it back already (a hold that began as the stop did):
+     * given back twice, it would be copied twice where a requeue counts as an attempt.
+     */
+    boolean startReturning() {
+        return stage.compareAndSet(Stage.BUFFERED, Stage.RETURNING) || stage.compareAndSet(Stage.HELD, Stage.RETURNING);
     }
 
     /** True for the first ack or nack only. */

@@ -193,9 +193,16 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                     settlement.forget(d); // the broker requeued it when its channel closed: someone gets it again
                     continue;
                 }
-                d.stage = Delivery.Stage.PROCESSING;
-                // Withdrawn when the delivery is settled, so the board holds only deliveries in flight.
+                if (!d.handOver()) {
+                    continue; // a stop is giving it back
+                }
+                // Withdrawn when the delivery is settled, so the board holds only deliveries in flight;
+                // one settled meanwhile (requeued at the drain timeout) withdrew before this post.
                 handover.post(d.payload, d);
+                if (d.isSettled()) {
+                    handover.withdraw(d.payload);
+                    continue;
+                }
                 try {
                     subscriber.onNext(m);
                 } catch (RuntimeException e) {

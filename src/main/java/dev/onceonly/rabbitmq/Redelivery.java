@@ -167,7 +167,7 @@ final class Redelivery {
             settlement.forget(d);
             return;
         }
-        d.stage = Delivery.Stage.PUBLISHING;
+        d.stage(Delivery.Stage.PUBLISHING);
         AMQP.BasicProperties props = d.metadata.properties().builder().headers(headers).build();
         publisher.get().publish(exchange, routingKey, true, props, d.metadata.body()).whenComplete((ok, failure) -> {
             if (failure == null) {

@@ -73,10 +73,12 @@ final class Settlement {
 
     /** Keeps the delivery (and its prefetch slot) for {@code delay}, then runs {@code then}. */
     void hold(Delivery d, Duration delay, Runnable then) {
-        d.stage = Delivery.Stage.HELD;
+        d.stage(Delivery.Stage.HELD);
         Consumer<Delivery> back = giveBack;
         if (back != null) {
-            back.accept(d); // shutting down: no point in waiting
+            if (d.startReturning()) {
+                back.accept(d); // shutting down: no point in waiting
+            }
             return;
         }
         later(d, delay, then);
@@ -120,8 +122,7 @@ final class Settlement {
         this.giveBack = giveBack;
         int given = 0;
         for (Delivery d : inOrder()) {
-            Delivery.Stage s = d.stage;
-            if (s == Delivery.Stage.BUFFERED || s == Delivery.Stage.HELD) {
+            if (d.startReturning()) {
                 if (d.hold != null) {
                     d.hold.cancel(false); // goes back now: its timer must not send it a second time
                 }

@@ -96,7 +96,7 @@ class SettlementTest {
         Delivery d = delivery(1);
         CountDownLatch ran = new CountDownLatch(1);
         settlement.hold(d, Duration.ofMillis(1), ran::countDown);
-        assertEquals(Delivery.Stage.HELD, d.stage);
+        assertEquals(Delivery.Stage.HELD, d.stage());
         assertTrue(ran.await(10, TimeUnit.SECONDS));
 
         Delivery settled = delivery(2);
@@ -144,9 +144,9 @@ class SettlementTest {
         Delivery held = delivery(2);
         settlement.hold(held, Duration.ofSeconds(30), () -> { });
         Delivery processing = delivery(3);
-        processing.stage = Delivery.Stage.PROCESSING;
+        processing.stage(Delivery.Stage.PROCESSING);
         Delivery publishing = delivery(4);
-        publishing.stage = Delivery.Stage.PUBLISHING;
+        publishing.stage(Delivery.Stage.PUBLISHING);
         settlement.ack(delivery(5));
 
         assertEquals(2, settlement.stopAndGiveBackWaiting(settlement::requeue));
