@@ -15,7 +15,9 @@ import java.util.Map;
  *       allowed only where a window README names opened for that message (counted, not failed);</li>
  *   <li>nothing lost: each message's effect committed, or the message dead-lettered by the
  *       connector with its outcome and reason; the broker itself dropped nothing;</li>
- *   <li>poison messages and messages without a key dead-lettered, never applied (guarded);</li>
+ *   <li>poison messages and messages without a key dead-lettered, never applied (guarded); a valid
+ *       message dead-lettered only after its attempts ran out (never refused as a forged copy,
+ *       also while the signing key is rotated by rolling restarts);</li>
  *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
  *   <li>no claim still held a lease after its delivery was settled.</li>
  * </ul>
@@ -51,6 +53,11 @@ final class Invariants {
                 } else {
                     trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")"));
                 }
+            }
+            if (kind.equals("normal") && dead && !deadLettered.get(id).equals("FAILED")) {
+                // Only its attempts running out may dead-letter a valid message: a copy refused as
+                // forged after a signing key's rotation, say, would be REJECTED.
+                trace.violation(id + " dead-lettered as " + deadLettered.get(id) + ", not after its attempts");
             }
             if (w.mode.guarded() && !kind.equals("normal") && effects > 0) {
                 trace.violation(id + " (" + kind + ") was applied");

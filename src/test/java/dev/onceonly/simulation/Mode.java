@@ -60,7 +60,15 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return Settings.withRetry(s, List.of(), List.of(SimInstance.PoisonException.class));
     }
 
-    Map<String, String> channelAttributes() {
+    /** The signing keys of a rotation by rolling restart (README's three steps; the simulation takes the first two). */
+    static final String OLD_KEY = "simulation-signing-key";
+    static final String NEW_KEY = "simulation-signing-key-rotated";
+
+    /**
+     * The channel's attributes on an instance at step {@code rotation} of the signing key's rotation:
+     * 0 before it, 1 accepting the new key, 2 signing with it and accepting the old one.
+     */
+    Map<String, String> channelAttributes(int rotation) {
         Map<String, String> a = new HashMap<>();
         a.put("channel-name", "sim");
         a.put("queue.name", World.QUEUE);
@@ -74,7 +82,10 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         a.put("retry-broker-delay-above", "1s");
         a.put("confirm-timeout", "300ms");
         a.put("network-recovery-interval", "200ms");
-        a.put("copy-signing-key", "simulation-signing-key");
+        a.put("copy-signing-key", rotation >= 2 ? NEW_KEY : OLD_KEY);
+        if (rotation > 0) {
+            a.put("copy-signing-previous-keys", rotation >= 2 ? OLD_KEY : NEW_KEY);
+        }
         // The simulation waits for a stopping channel's drain on its own clock (SimInstance#stop):
         // the channel's wait, in real time, only has to end.
         a.put("drain-timeout", "1ms");

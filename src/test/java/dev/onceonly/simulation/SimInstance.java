@@ -50,7 +50,8 @@ final class SimInstance {
     private volatile Subscription subscription;
     private boolean stopping;
 
-    SimInstance(World world, int slot, String name) {
+    /** @param rotation the step of the signing key's rotation this instance was started with ({@link Mode#channelAttributes}) */
+    SimInstance(World world, int slot, String name, int rotation) {
         this.world = world;
         this.slot = slot;
         this.name = name;
@@ -61,7 +62,7 @@ final class SimInstance {
         engine = new GuardEngine(store, world.db.transactions(owner, this::crash, store),
                 world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
                 world.loop::now);
-        connector = SimConnector.start(world.mode.channelAttributes(), exec,
+        connector = SimConnector.start(world.mode.channelAttributes(rotation), exec,
                 (channel, role) -> world.amqp.connect(exec, name + ":" + role), world.loop::now,
                 world.loop.random::nextDouble, handover, new Consumer());
     }

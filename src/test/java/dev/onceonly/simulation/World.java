@@ -50,6 +50,8 @@ final class World {
     final Map<String, String> keyOf = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
     final SimInstance[] instances = new SimInstance[INSTANCES];
+    /** Per slot, the step of the signing key's rotation its instance runs at ({@link Mode#channelAttributes}). */
+    private final int[] rotation = new int[INSTANCES];
     private int incarnations;
     ClaimStore store;
 
@@ -97,8 +99,24 @@ final class World {
         new Invariants(this).check();
     }
 
+    /**
+     * Starts the instance of {@code slot}. Each restart takes the signing key's rotation one step
+     * further, as far as README's procedure allows: no instance signs with the new key before every
+     * other one accepts it. Copies signed before a step are still in flight after it.
+     */
     private void start(int slot) {
-        instances[slot] = new SimInstance(this, slot, "i" + slot + "." + incarnations++);
+        int others = Integer.MAX_VALUE;
+        for (int i = 0; i < INSTANCES; i++) {
+            if (i != slot) {
+                others = Math.min(others, rotation[i]);
+            }
+        }
+        int step = instances[slot] == null ? 0 : Math.max(rotation[slot], Math.min(2, others + 1));
+        if (step != rotation[slot]) {
+            loop.trace.event("i" + slot + " restarts at step " + step + " of the signing key's rotation");
+        }
+        rotation[slot] = step;
+        instances[slot] = new SimInstance(this, slot, "i" + slot + "." + incarnations++, step);
     }
 
     /** An instance died: its process manager starts it again a little later. */
