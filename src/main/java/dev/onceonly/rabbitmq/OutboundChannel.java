@@ -118,13 +118,17 @@ final class OutboundChannel extends RabbitEndpoint implements Subscriber<Message
         }
         MessageTracing.Span published = span;
         confirmed.whenComplete((ok, failure) -> {
+            // The span ends before the application hears of the outcome: what it does next (a
+            // test reading the spans, a follow-up publish) comes after the publish in the trace.
+            if (failure != null) {
+                published.failed(failure);
+            }
+            published.end();
             if (failure == null) {
                 message.ack();
             } else {
-                published.failed(failure);
                 message.nack(failure);
             }
-            published.end();
             inflight.decrementAndGet();
             subscription.request(1);
         });
