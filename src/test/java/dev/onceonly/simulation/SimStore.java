@@ -37,7 +37,6 @@ final class SimStore implements ClaimStore {
     private final SimLoop loop;
     private final SimLoop.Owner owner;
     private final Faults faults;
-    private final boolean batches;
     private final Set<String> keysSeen;
     /**
      * Told the keys of every call a fault hit, and of every done mark that landed after the lease
@@ -52,10 +51,9 @@ final class SimStore implements ClaimStore {
 
     /**
      * @param shared  the store all instances share (a supplier: a wipe replaces it)
-     * @param batches whether the store sends completions with claims (as Redis and the in-memory store do)
      * @param keysSeen where every key claimed is noted, for the checks at the end of a run
      */
-    SimStore(Supplier<ClaimStore> shared, SimLoop loop, SimLoop.Owner owner, Faults faults, boolean batches,
+    SimStore(Supplier<ClaimStore> shared, SimLoop loop, SimLoop.Owner owner, Faults faults,
              Set<String> keysSeen, BiConsumer<List<String>, String> faulted) {
         this.keysSeen = keysSeen;
         this.faulted = faulted;
@@ -63,7 +61,6 @@ final class SimStore implements ClaimStore {
         this.loop = loop;
         this.owner = owner;
         this.faults = faults;
-        this.batches = batches;
     }
 
     /**
@@ -187,9 +184,10 @@ final class SimStore implements ClaimStore {
         });
     }
 
+    /** As the wrapped store: the database's does not, so the engine's un-batched path runs there. */
     @Override
     public boolean completesWithClaims() {
-        return batches;
+        return shared.get().completesWithClaims();
     }
 
     @Override

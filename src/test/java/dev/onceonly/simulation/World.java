@@ -1,7 +1,6 @@
 package dev.onceonly.simulation;
 
 import com.rabbitmq.client.AMQP;
-import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimStore;
 
 import java.nio.charset.StandardCharsets;
@@ -17,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * One simulated run: a broker, a claim store, a database and two application instances, a
@@ -51,6 +51,7 @@ final class World {
     private final Map<String, Integer> failures = new HashMap<>();
     final SimInstance[] instances = new SimInstance[INSTANCES];
     private int incarnations;
+    private final StoreBackend backend;
     ClaimStore store;
 
     World(long seed, Mode mode, Trace trace) {
@@ -61,7 +62,8 @@ final class World {
         this.amqp = new SimAmqp(broker);
         amqp.faults(mode.brokerFaults());
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
-        this.store = new InMemoryClaimStore(100_000, clock());
+        this.backend = StoreBackend.open(mode, loop, broker.self);
+        this.store = backend.store;
     }
 
     /** The run. */
@@ -128,6 +130,7 @@ final class World {
     /** Every few milliseconds while faults are on: maybe crash or stop an instance (restarted a little later). */
     private void tick() {
         checkBounds();
+        backend.tick(this::storeWindow);
         for (int i = 0; i < INSTANCES; i++) {
             SimInstance in = instances[i];
             if (in.alive() && loop.trace.fault(loop.chance(mode.crashChance()), "crash " + in.name)) {
@@ -204,7 +207,13 @@ final class World {
         windows.putIfAbsent(id, why);
     }
 
-    private Clock clock() {
+    /** The run's store dropped (its database, if any). */
+    void close() {
+        backend.close();
+    }
+
+    /** A clock reading {@code nanos} of virtual time. */
+    static Clock clock(LongSupplier nanos) {
         return new Clock() {
             @Override
             public ZoneId getZone() {
@@ -218,7 +227,7 @@ final class World {
 
             @Override
             public Instant instant() {
-                return Instant.ofEpochMilli(1_700_000_000_000L + TimeUnit.NANOSECONDS.toMillis(loop.now()));
+                return Instant.ofEpochMilli(1_700_000_000_000L + TimeUnit.NANOSECONDS.toMillis(nanos.getAsLong()));
             }
         };
     }
