@@ -9,9 +9,12 @@ import dev.onceonly.spi.HolderResult;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
 
 /**
  * The failure semantics of the Redis deployment that the memory store lacks, over the real
@@ -37,6 +40,9 @@ final class RedisLikeStore implements ClaimStore {
     }
 
     static final String LOST_DONE = "the store lost a done mark (Redis failed over before replication, or restarted empty)";
+    /** Not in README's list: the holder passed its check, so it commits, and a copy took the key the store no longer had. */
+    static final String LOST_CONFIRMED = "the store lost a claim between its holder's pre-commit check and its done mark,"
+            + " and a copy claimed the key meanwhile (Redis failed over before replication, or restarted empty; README does not name this window yet)";
 
     private enum Op { CLAIM, COMPLETE, RELEASE, EXTEND }
 
@@ -54,19 +60,32 @@ final class RedisLikeStore implements ClaimStore {
     /** What the store's clock reads during a replay: the replayed write's time ({@link #LIVE}: the loop's). */
     private long replayingAt = LIVE;
     private InMemoryClaimStore claims;
+    private final BiConsumer<List<String>, String> window;
+    private final Predicate<String> confirmed;
+    /** Per key whose claim a roll back lost while its holder was past its pre-commit check: that holder's token. */
+    private final Map<String, String> lostHolders = new HashMap<>();
 
-    RedisLikeStore(SimLoop loop, Faults faults) {
+    /**
+     * @param window    told the keys a lost write opened README's window for (without the ledger), with why
+     * @param confirmed whether a claim token's holder passed its pre-commit check and has not marked its key done
+     */
+    RedisLikeStore(SimLoop loop, Faults faults, BiConsumer<List<String>, String> window, Predicate<String> confirmed) {
         this.loop = loop;
         this.faults = faults;
+        this.window = window;
+        this.confirmed = confirmed;
         this.clock = World.clock(() -> replayingAt == LIVE ? loop.now() : replayingAt);
         this.claims = new InMemoryClaimStore(MAX_KEYS, clock);
     }
 
     /**
-     * A tick while faults are on: maybe a fail-over or a restart. {@code lostDone} is told the keys
-     * whose done mark is gone, with why: without the ledger a later copy of theirs runs again.
+     * A tick while faults are on: maybe a fail-over or a restart. The keys whose done mark is gone
+     * open a window at once: a later copy runs again. A claim or renewal gone while its holder is past
+     * its pre-commit check and before its done mark opens one only when another token claims the key
+     * before that mark ({@link #write}); a claim lost before the check opens none: the check must
+     * catch it, and one lost after it must be taken again by the mark.
      */
-    void tick(BiConsumer<List<String>, String> lostDone) {
+    void tick() {
         // Drawn every tick, so that a shrinking run that withholds one fault keeps the draws of the others.
         long lag = 1 + loop.random.nextLong(faults.replicaLag().toNanos());
         List<Write> lost;
@@ -78,7 +97,9 @@ final class RedisLikeStore implements ClaimStore {
             return;
         }
         lost.forEach(w -> loop.trace.event("  lost: " + w.op() + " " + w.key() + " by " + w.token()));
-        lostDone.accept(lost.stream().filter(w -> w.op() == Op.COMPLETE).map(Write::key).distinct().toList(), LOST_DONE);
+        window.accept(lost.stream().filter(w -> w.op() == Op.COMPLETE).map(Write::key).distinct().toList(), LOST_DONE);
+        lost.stream().filter(w -> (w.op() == Op.CLAIM || w.op() == Op.EXTEND) && confirmed.test(w.token()))
+                .forEach(w -> lostHolders.put(w.key(), w.token()));
     }
 
     /** The store as it was at {@code cut} (loop nanoseconds): the writes after it are gone, and returned. */
@@ -114,6 +135,10 @@ final class RedisLikeStore implements ClaimStore {
         };
         if (applied(result)) {
             log.add(w);
+            String lostHolder = w.op() == Op.CLAIM && replayingAt == LIVE ? lostHolders.remove(w.key()) : null;
+            if (lostHolder != null && !lostHolder.equals(w.token()) && confirmed.test(lostHolder)) {
+                window.accept(List.of(w.key()), LOST_CONFIRMED);
+            }
         }
         return result;
     }

@@ -83,6 +83,14 @@ final class SimStore implements ClaimStore {
         }
     }
 
+    /**
+     * Whether {@code token}'s holder passed its pre-commit check and has not acted on the claim since:
+     * it commits, or has committed, and its done mark is still to come.
+     */
+    boolean confirmedUnmarked(String token) {
+        return checkedUntil.containsKey(token);
+    }
+
     /** The done mark of {@code token}'s claim acts now: late if the lease its pre-commit check confirmed ran out. */
     private void marking(String key, String token) {
         Long until = checkedUntil.remove(token);
@@ -154,7 +162,10 @@ final class SimStore implements ClaimStore {
 
     @Override
     public HolderResult release(String key, String token) {
-        return call("release", List.of(key), List.of(), () -> shared.get().release(key, token));
+        return call("release", List.of(key), List.of(), () -> {
+            checkedUntil.remove(token); // rolled back after its check: nothing of it to mark
+            return shared.get().release(key, token);
+        });
     }
 
     @Override

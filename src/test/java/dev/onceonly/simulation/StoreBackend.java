@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
 
 /**
  * The claim store all instances of a run share, as the run's mode chooses it, on the run's virtual
@@ -34,12 +35,17 @@ final class StoreBackend implements AutoCloseable {
         this.pool = pool;
     }
 
-    /** @param owner who runs the database store's purge: an owner that never dies */
-    static StoreBackend open(Mode mode, SimLoop loop, SimLoop.Owner owner) {
+    /**
+     * @param owner     who runs the database store's purge: an owner that never dies
+     * @param window    told the keys a fault of the store itself opened README's window for, with why
+     * @param confirmed whether a claim token's holder passed its pre-commit check and has not marked its key done
+     */
+    static StoreBackend open(Mode mode, SimLoop loop, SimLoop.Owner owner, BiConsumer<List<String>, String> window,
+                             Predicate<String> confirmed) {
         Clock clock = World.clock(loop::now);
         return switch (mode.store()) {
             case MEMORY -> new StoreBackend(new InMemoryClaimStore(100_000, clock), null);
-            case REDIS_LIKE -> new StoreBackend(new RedisLikeStore(loop, mode.redisFaults()), null);
+            case REDIS_LIKE -> new StoreBackend(new RedisLikeStore(loop, mode.redisFaults(), window, confirmed), null);
             case DATABASE -> {
                 JdbcConnectionPool pool = JdbcConnectionPool.create("jdbc:h2:mem:sim" + DATABASES.incrementAndGet(), "sa", "");
                 try {
@@ -54,9 +60,9 @@ final class StoreBackend implements AutoCloseable {
     }
 
     /** A tick while faults are on: the faults of the store itself, beside the network's ({@link SimStore}). */
-    void tick(BiConsumer<List<String>, String> window) {
+    void tick() {
         if (store instanceof RedisLikeStore redis) {
-            redis.tick(window);
+            redis.tick();
         }
     }
 

@@ -50,6 +50,8 @@ final class World {
     final Map<String, String> keyOf = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
     final SimInstance[] instances = new SimInstance[INSTANCES];
+    /** Every instance's connection to the store, in the order they were opened. */
+    final List<SimStore> stores = new ArrayList<>();
     private int incarnations;
     private final StoreBackend backend;
     ClaimStore store;
@@ -62,7 +64,8 @@ final class World {
         this.amqp = new SimAmqp(broker);
         amqp.faults(mode.brokerFaults());
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
-        this.backend = StoreBackend.open(mode, loop, broker.self);
+        this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
+                token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
         this.store = backend.store;
     }
 
@@ -130,7 +133,7 @@ final class World {
     /** Every few milliseconds while faults are on: maybe crash or stop an instance (restarted a little later). */
     private void tick() {
         checkBounds();
-        backend.tick(this::storeWindow);
+        backend.tick();
         for (int i = 0; i < INSTANCES; i++) {
             SimInstance in = instances[i];
             if (in.alive() && loop.trace.fault(loop.chance(mode.crashChance()), "crash " + in.name)) {
