@@ -92,7 +92,7 @@ final class RedisLikeStore implements ClaimStore {
         if (loop.trace.fault(loop.chance(faults.failOver()), "store fails over to a replica " + lag / 1_000_000 + " ms behind")) {
             lost = rollBack(loop.now() - lag);
         } else if (loop.trace.fault(loop.chance(faults.restart()), "store restarts without persistence: every key gone")) {
-            lost = rollBack(LIVE);
+            lost = rollBack(Long.MIN_VALUE); // before every write
         } else {
             return;
         }
