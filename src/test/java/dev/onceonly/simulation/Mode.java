@@ -22,14 +22,22 @@ import java.util.Map;
  * @param storeFailure what the guard does when the claim store fails
  * @param quorum       a quorum queue instead of a classic one
  * @param brokerDelay  failed deliveries wait in delay queues ({@code retry-broker-delay-above})
+ * @param store        which claim store the instances share
  */
 record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
-            boolean brokerDelay) {
+            boolean brokerDelay, Store store) {
+
+    /** The claim stores users run: the simulation's memory store, the database's table, and Redis's failure semantics. */
+    enum Store { MEMORY, DATABASE, REDIS_LIKE }
 
     static final Duration LEASE = Duration.ofMillis(400);
     static final int PREFETCH = 6;
 
-    /** Every combination: ledger × claim-ahead × store-failure × queue type × delay queues, and unguarded channels. */
+    /**
+     * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues on the
+     * memory store, and unguarded channels; the other stores with what meets the store (ledger,
+     * claim-ahead's batches, store-failure) on a classic queue, which keeps the seeds per mode up.
+     */
     static List<Mode> all() {
         List<Mode> modes = new ArrayList<>();
         for (boolean ledger : new boolean[] {true, false}) {
@@ -40,14 +48,17 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     }
                     for (boolean quorum : new boolean[] {false, true}) {
                         for (boolean delay : new boolean[] {false, true}) {
-                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay));
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY));
                         }
+                    }
+                    for (Store store : new Store[] {Store.DATABASE, Store.REDIS_LIKE}) {
+                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store));
                     }
                 }
             }
         }
         for (boolean quorum : new boolean[] {false, true}) {
-            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false));
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY));
         }
         return modes;
     }
@@ -109,6 +120,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return new SimAmqp.Faults(0.02, 0.01, 0.01);
     }
 
+    /** Redis-like store: a fail-over to a replica that lost the last {@code replicaLag} (at most) of writes, and a restart without persistence, per tick. */
+    RedisLikeStore.Faults redisFaults() {
+        return new RedisLikeStore.Faults(0.003, Duration.ofMillis(400), 0.001);
+    }
+
     double pauseChance() {
         return 0.01;
     }
@@ -133,6 +149,6 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     public String toString() {
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
-                + (brokerDelay ? " delay-queues" : "");
+                + (brokerDelay ? " delay-queues" : "") + (store == Store.MEMORY ? "" : " store=" + store.name().toLowerCase().replace('_', '-'));
     }
 }

@@ -58,7 +58,8 @@ final class SimInstance {
         this.owner = new SimLoop.Owner(name);
         this.exec = new SimExecutor(world.loop, owner);
         this.settings = world.mode.consumerSettings();
-        SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), true, world.keysSeen, world::storeWindow);
+        SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), world.keysSeen, world::storeWindow);
+        world.stores.add(store);
         engine = new GuardEngine(store, world.db.transactions(owner, this::crash, store),
                 world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
                 world.loop::now);

@@ -30,17 +30,16 @@ final class SimStore implements ClaimStore {
         static final Faults NONE = new Faults(0, 0, 0, Duration.ZERO);
     }
 
-    static final String FAULT = "the claim store failed or froze on a call for its key";
+    static final String FAULT = "the claim store failed or froze on its done mark";
     static final String LATE_MARK = "more than a lease passed between the pre-commit check and the done mark";
 
     private final Supplier<ClaimStore> shared;
     private final SimLoop loop;
     private final SimLoop.Owner owner;
     private final Faults faults;
-    private final boolean batches;
     private final Set<String> keysSeen;
     /**
-     * Told the keys of every call a fault hit, and of every done mark that landed after the lease
+     * Told the keys of every done mark a fault hit, and of every done mark that landed after the lease
      * its pre-commit check confirmed: without a ledger, their messages may run again (README's
      * windows), with why.
      */
@@ -52,10 +51,9 @@ final class SimStore implements ClaimStore {
 
     /**
      * @param shared  the store all instances share (a supplier: a wipe replaces it)
-     * @param batches whether the store sends completions with claims (as Redis and the in-memory store do)
      * @param keysSeen where every key claimed is noted, for the checks at the end of a run
      */
-    SimStore(Supplier<ClaimStore> shared, SimLoop loop, SimLoop.Owner owner, Faults faults, boolean batches,
+    SimStore(Supplier<ClaimStore> shared, SimLoop loop, SimLoop.Owner owner, Faults faults,
              Set<String> keysSeen, BiConsumer<List<String>, String> faulted) {
         this.keysSeen = keysSeen;
         this.faulted = faulted;
@@ -63,7 +61,6 @@ final class SimStore implements ClaimStore {
         this.loop = loop;
         this.owner = owner;
         this.faults = faults;
-        this.batches = batches;
     }
 
     /**
@@ -86,6 +83,14 @@ final class SimStore implements ClaimStore {
         }
     }
 
+    /**
+     * Whether {@code token}'s holder passed its pre-commit check and has not acted on the claim since:
+     * it commits, or has committed, and its done mark is still to come.
+     */
+    boolean confirmedUnmarked(String token) {
+        return checkedUntil.containsKey(token);
+    }
+
     /** The done mark of {@code token}'s claim acts now: late if the lease its pre-commit check confirmed ran out. */
     private void marking(String key, String token) {
         Long until = checkedUntil.remove(token);
@@ -103,14 +108,19 @@ final class SimStore implements ClaimStore {
         }
     }
 
-    private <T> T call(String op, List<String> keys, Supplier<T> body) {
+    /**
+     * @param marks the keys whose done marks the call writes: a fault on it opens README's window for
+     *              them (the store failing or freezing on the mark); on any other call the engine's
+     *              fencing and pre-commit check must hold, so a fault there opens none
+     */
+    private <T> T call(String op, List<String> keys, List<String> marks, Supplier<T> body) {
         Trace trace = loop.trace;
         if (trace.fault(loop.chance(faults.freeze()), "store frozen " + faults.freezeFor().toMillis() + " ms under " + owner + " " + op)) {
-            faulted.accept(keys, FAULT);
+            faulted.accept(marks, FAULT);
             loop.pause(owner, faults.freezeFor().toNanos());
         }
         if (trace.fault(loop.chance(faults.failBefore()), "store call " + op + " of " + owner + " times out unseen")) {
-            faulted.accept(keys, FAULT);
+            faulted.accept(marks, FAULT);
             loop.roundTrip(owner, 2_000);
             throw new ClaimStoreException("sim", op, new java.net.SocketTimeoutException("simulated"));
         }
@@ -126,7 +136,7 @@ final class SimStore implements ClaimStore {
             traceCall(op, keys, result);
         }
         if (trace.fault(loop.chance(faults.lostReply()), "reply to " + op + " of " + owner + " lost")) {
-            faulted.accept(keys, FAULT);
+            faulted.accept(marks, FAULT);
             throw new ClaimStoreException("sim", op, new java.net.SocketTimeoutException("simulated, after the store acted"));
         }
         return result;
@@ -135,7 +145,7 @@ final class SimStore implements ClaimStore {
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         keysSeen.add(key);
-        return call("claim", List.of(key), () -> {
+        return call("claim", List.of(key), List.of(), () -> {
             ClaimResult r = shared.get().claim(key, token, fingerprint, lease);
             confirmed(key, token, r.state() == ClaimState.ACQUIRED, lease);
             return r;
@@ -144,7 +154,7 @@ final class SimStore implements ClaimStore {
 
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-        return call("complete", List.of(key), () -> {
+        return call("complete", List.of(key), List.of(key), () -> {
             marking(key, token);
             return shared.get().complete(key, token, fingerprint, retention);
         });
@@ -152,12 +162,15 @@ final class SimStore implements ClaimStore {
 
     @Override
     public HolderResult release(String key, String token) {
-        return call("release", List.of(key), () -> shared.get().release(key, token));
+        return call("release", List.of(key), List.of(), () -> {
+            checkedUntil.remove(token); // rolled back after its check: nothing of it to mark
+            return shared.get().release(key, token);
+        });
     }
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
-        return call("extend", List.of(key), () -> {
+        return call("extend", List.of(key), List.of(), () -> {
             HolderResult r = shared.get().extend(key, token, lease);
             confirmed(key, token, r == HolderResult.APPLIED, lease);
             return r;
@@ -167,12 +180,13 @@ final class SimStore implements ClaimStore {
     @Override
     public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
         requests.forEach(r -> keysSeen.add(r.key()));
-        return call("claimAll", requests.stream().map(ClaimRequest::key).toList(), () -> shared.get().claimAll(requests));
+        return call("claimAll", requests.stream().map(ClaimRequest::key).toList(), List.of(), () -> shared.get().claimAll(requests));
     }
 
     @Override
     public List<HolderResult> completeAll(List<CompleteRequest> requests) {
-        return call("completeAll", requests.stream().map(CompleteRequest::key).toList(), () -> {
+        List<String> keys = requests.stream().map(CompleteRequest::key).toList();
+        return call("completeAll", keys, keys, () -> {
             requests.forEach(r -> marking(r.key(), r.token()));
             return shared.get().completeAll(requests);
         });
@@ -181,15 +195,17 @@ final class SimStore implements ClaimStore {
     @Override
     public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
         claims.forEach(r -> keysSeen.add(r.key()));
-        return call("completeThenClaim", java.util.stream.Stream.concat(completions.stream().map(CompleteRequest::key), claims.stream().map(ClaimRequest::key)).toList(), () -> {
+        List<String> marks = completions.stream().map(CompleteRequest::key).toList();
+        return call("completeThenClaim", java.util.stream.Stream.concat(marks.stream(), claims.stream().map(ClaimRequest::key)).toList(), marks, () -> {
             completions.forEach(r -> marking(r.key(), r.token()));
             return shared.get().completeThenClaim(completions, claims);
         });
     }
 
+    /** As the wrapped store: the database's does not, so the engine's un-batched path runs there. */
     @Override
     public boolean completesWithClaims() {
-        return batches;
+        return shared.get().completesWithClaims();
     }
 
     @Override

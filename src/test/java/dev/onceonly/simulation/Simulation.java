@@ -49,6 +49,7 @@ final class Simulation {
             trace.failure(e);
         } finally {
             log.setLevel(level);
+            world.close();
         }
         return new Result(seed, mode, trace, withheld, world.loop.steps(), world.loop.now() / 1_000_000);
     }

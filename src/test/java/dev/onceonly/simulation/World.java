@@ -1,7 +1,6 @@
 package dev.onceonly.simulation;
 
 import com.rabbitmq.client.AMQP;
-import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimStore;
 
 import java.nio.charset.StandardCharsets;
@@ -17,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * One simulated run: a broker, a claim store, a database and two application instances, a
@@ -52,7 +52,10 @@ final class World {
     final SimInstance[] instances = new SimInstance[INSTANCES];
     /** Per slot, the step of the signing key's rotation its instance runs at ({@link Mode#channelAttributes}). */
     private final int[] rotation = new int[INSTANCES];
+    /** Every instance's connection to the store, in the order they were opened. */
+    final List<SimStore> stores = new ArrayList<>();
     private int incarnations;
+    private final StoreBackend backend;
     ClaimStore store;
 
     World(long seed, Mode mode, Trace trace) {
@@ -63,7 +66,9 @@ final class World {
         this.amqp = new SimAmqp(broker);
         amqp.faults(mode.brokerFaults());
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
-        this.store = new InMemoryClaimStore(100_000, clock());
+        this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
+                token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
+        this.store = backend.store;
     }
 
     /** The run. */
@@ -146,6 +151,7 @@ final class World {
     /** Every few milliseconds while faults are on: maybe crash or stop an instance (restarted a little later). */
     private void tick() {
         checkBounds();
+        backend.tick();
         for (int i = 0; i < INSTANCES; i++) {
             SimInstance in = instances[i];
             if (in.alive() && loop.trace.fault(loop.chance(mode.crashChance()), "crash " + in.name)) {
@@ -222,7 +228,13 @@ final class World {
         windows.putIfAbsent(id, why);
     }
 
-    private Clock clock() {
+    /** The run's store dropped (its database, if any). */
+    void close() {
+        backend.close();
+    }
+
+    /** A clock reading {@code nanos} of virtual time. */
+    static Clock clock(LongSupplier nanos) {
         return new Clock() {
             @Override
             public ZoneId getZone() {
@@ -236,7 +248,7 @@ final class World {
 
             @Override
             public Instant instant() {
-                return Instant.ofEpochMilli(1_700_000_000_000L + TimeUnit.NANOSECONDS.toMillis(loop.now()));
+                return Instant.ofEpochMilli(1_700_000_000_000L + TimeUnit.NANOSECONDS.toMillis(nanos.getAsLong()));
             }
         };
     }
