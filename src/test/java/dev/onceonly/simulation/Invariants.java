@@ -63,7 +63,7 @@ final class Invariants {
             trace.violation("the broker dropped " + id(m) + ": nothing may be lost");
         }
         for (SimBroker.Queue q : w.broker.queues.values()) {
-            if (!q.name.endsWith(".dlq") && (!q.ready.isEmpty() || q.outstanding() > 0)) {
+            if (World.drains(q) && (!q.ready.isEmpty() || q.outstanding() > 0)) {
                 trace.violation("queue " + q.name + " not drained: " + q.ready.size() + " ready, " + q.outstanding() + " unacked");
             }
         }
@@ -75,6 +75,9 @@ final class Invariants {
             } else if (r.state() == ClaimState.ACQUIRED) {
                 w.store.release(key, "invariant-probe");
             }
+        }
+        if (w.outbox != null) {
+            new OutboxInvariants(w).check();
         }
     }
 

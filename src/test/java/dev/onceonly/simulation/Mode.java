@@ -22,14 +22,19 @@ import java.util.Map;
  * @param storeFailure what the guard does when the claim store fails
  * @param quorum       a quorum queue instead of a classic one
  * @param brokerDelay  failed deliveries wait in delay queues ({@code retry-broker-delay-above})
+ * @param outbox       the handler sends messages through the transactional outbox, and each instance relays
  */
 record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
-            boolean brokerDelay) {
+            boolean brokerDelay, boolean outbox) {
 
     static final Duration LEASE = Duration.ofMillis(400);
     static final int PREFETCH = 6;
 
-    /** Every combination: ledger × claim-ahead × store-failure × queue type × delay queues, and unguarded channels. */
+    /**
+     * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues, and unguarded
+     * channels; with the outbox, ledger × store-failure, each once classic without claim-ahead and once
+     * quorum with it (the outbox is the handler's and the relay's: the channel's options matter less).
+     */
     static List<Mode> all() {
         List<Mode> modes = new ArrayList<>();
         for (boolean ledger : new boolean[] {true, false}) {
@@ -40,14 +45,22 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     }
                     for (boolean quorum : new boolean[] {false, true}) {
                         for (boolean delay : new boolean[] {false, true}) {
-                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay));
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, false));
+                        }
+                    }
+                }
+                if (ahead > 0) {
+                    for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                        if (policy != StoreFailurePolicy.LEDGER_ONLY || ledger) {
+                            modes.add(new Mode(true, ledger, 0, policy, false, false, true));
+                            modes.add(new Mode(true, ledger, ahead, policy, true, false, true));
                         }
                     }
                 }
             }
         }
         for (boolean quorum : new boolean[] {false, true}) {
-            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false));
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, false));
         }
         return modes;
     }
@@ -98,6 +111,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return new SimAmqp.Faults(0.02, 0.01, 0.01);
     }
 
+    /** A relay transaction stops waiting for its confirms early (a stalled thread, a short timeout), per relay. */
+    double relayEarlyStopChance() {
+        return 0.02;
+    }
+
     double pauseChance() {
         return 0.01;
     }
@@ -122,6 +140,6 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     public String toString() {
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
-                + (brokerDelay ? " delay-queues" : "");
+                + (brokerDelay ? " delay-queues" : "") + (outbox ? " outbox" : "");
     }
 }

@@ -30,6 +30,8 @@ final class World {
     static final String POISON = "poison";
     static final String KEYLESS = "keyless";
     static final String COPY_HEADER = "x-sim-copy";
+    /** Where the outbox's messages go (by the default exchange); not consumed, read at the end. */
+    static final String OUTBOX_QUEUE = "sim.outbox";
     private static final int INSTANCES = 2;
     private static final long FAULTS_UNTIL_MS = 2_000;
     private static final long SETTLE_MS = 120_000;
@@ -40,6 +42,8 @@ final class World {
     final SimBroker broker;
     final SimAmqp amqp;
     final SimDatabase db;
+    /** The outbox table, in outbox modes; null otherwise. */
+    final SimOutbox outbox;
     final Set<String> keysSeen = new LinkedHashSet<>();
     /** Logical messages published: id → kind. */
     final Map<String, String> published = new LinkedHashMap<>();
@@ -62,6 +66,10 @@ final class World {
         amqp.faults(mode.brokerFaults());
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
         this.store = new InMemoryClaimStore(100_000, clock());
+        this.outbox = mode.outbox() ? new SimOutbox(db, loop) : null;
+        if (outbox != null) {
+            broker.declareQueue(OUTBOX_QUEUE, null);
+        }
     }
 
     /** The run. */
@@ -160,11 +168,16 @@ final class World {
             }
         }
         for (SimBroker.Queue q : broker.queues.values()) {
-            if (!q.name.endsWith(".dlq") && (!q.ready.isEmpty() || q.outstanding() > 0)) {
+            if (drains(q) && (!q.ready.isEmpty() || q.outstanding() > 0)) {
                 return false;
             }
         }
-        return true;
+        return outbox == null || outbox.settled();
+    }
+
+    /** Whether {@code q} is consumed, and so empty once the world settled (not dead letters, not the outbox's). */
+    static boolean drains(SimBroker.Queue q) {
+        return !q.name.endsWith(".dlq") && !q.name.equals(OUTBOX_QUEUE);
     }
 
     String logicalId(String messageId, String body) {
@@ -204,7 +217,7 @@ final class World {
         windows.putIfAbsent(id, why);
     }
 
-    private Clock clock() {
+    Clock clock() {
         return new Clock() {
             @Override
             public ZoneId getZone() {
