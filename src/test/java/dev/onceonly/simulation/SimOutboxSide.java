@@ -30,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  * broker answered or the relay's wait is over ({@link SimOutbox.Relay#deadline}), and the relay's
  * own wait only has to end. Each publish is checked as it is made: its row is committed and locked
  * by the relay publishing it, and every earlier committed row of its source is done or was
- * confirmed by the broker (README's order).
+ * confirmed by the broker (README's order). Besides the broker's nacks and lost confirms
+ * ({@link SimAmqp}), the broker sometimes closes the relay's channels right after a publish.
  */
 final class SimOutboxSide {
 
@@ -43,12 +44,14 @@ final class SimOutboxSide {
     private final SimLoop.Owner owner;
     private final TransactionRunner transactions;
     private final Outbox outbox;
+    private final String connection;
 
     SimOutboxSide(World world, SimLoop.Owner owner, SimExecutor exec, TransactionRunner transactions, String name) {
         this.world = world;
         this.owner = owner;
         this.transactions = transactions;
-        OutboxPublisher endpoint = SimOutboxEndpoint.start(exec, (channel, role) -> world.amqp.connect(exec, name + ":outbox"),
+        this.connection = name + ":outbox";
+        OutboxPublisher endpoint = SimOutboxEndpoint.start(exec, (channel, role) -> world.amqp.connect(exec, connection),
                 world.loop::now, world.loop.random::nextDouble, CONFIRM_TIMEOUT);
         OutboxStore store = world.outbox.store(owner, transactions, world.mode.relayEarlyStopChance());
         OutboxRelay relay = new OutboxRelay(store, new Checked(endpoint), SETTINGS, world.clock(), exec, exec, OutboxListener.NONE);
@@ -123,6 +126,11 @@ final class SimOutboxSide {
                 }
             });
             SimLoop loop = world.loop;
+            if (loop.trace.fault(loop.chance(world.mode.brokerFaults().channelClose()), "broker closes " + connection + " channels")) {
+                // Before the confirm, most likely: every publish awaiting one on the channel fails, the next opens another.
+                loop.schedule(world.broker.self, TimeUnit.MICROSECONDS.toNanos(loop.random.nextLong(300)), 0,
+                        () -> world.amqp.closeChannels(connection));
+            }
             while (relay != null && !confirm.isDone() && loop.now() < relay.deadline()) {
                 long before = loop.now();
                 loop.pause(owner, TimeUnit.MICROSECONDS.toNanos(100));
