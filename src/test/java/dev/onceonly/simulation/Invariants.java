@@ -19,7 +19,8 @@ import java.util.Map;
  *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
  *   <li>no claim still held a lease after its delivery was settled.</li>
  * </ul>
- * Bounded internal queues and attempts that never go down are checked while the run goes on ({@link World}).
+ * Bounded internal queues and attempts that never go down are checked while the run goes on ({@link World});
+ * the outbox's, in outbox modes, by {@link OutboxInvariants}.
  */
 final class Invariants {
 

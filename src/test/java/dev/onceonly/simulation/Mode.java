@@ -49,13 +49,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                         }
                     }
                 }
-                if (ahead > 0) {
-                    for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
-                        if (policy != StoreFailurePolicy.LEDGER_ONLY || ledger) {
-                            modes.add(new Mode(true, ledger, 0, policy, false, false, true));
-                            modes.add(new Mode(true, ledger, ahead, policy, true, false, true));
-                        }
-                    }
+            }
+            for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                if (policy != StoreFailurePolicy.LEDGER_ONLY || ledger) {
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, true));
+                    modes.add(new Mode(true, ledger, 4, policy, true, false, true));
                 }
             }
         }
