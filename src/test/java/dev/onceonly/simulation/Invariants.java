@@ -21,7 +21,8 @@ import java.util.Map;
  *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
  *   <li>no claim still held a lease after its delivery was settled.</li>
  * </ul>
- * Bounded internal queues and attempts that never go down are checked while the run goes on ({@link World}).
+ * Bounded internal queues and attempts that never go down are checked while the run goes on ({@link World});
+ * the outbox's, in outbox modes, by {@link OutboxInvariants}.
  */
 final class Invariants {
 
@@ -70,7 +71,7 @@ final class Invariants {
             trace.violation("the broker dropped " + id(m) + ": nothing may be lost");
         }
         for (SimBroker.Queue q : w.broker.queues.values()) {
-            if (!q.name.endsWith(".dlq") && (!q.ready.isEmpty() || q.outstanding() > 0)) {
+            if (World.drains(q) && (!q.ready.isEmpty() || q.outstanding() > 0)) {
                 trace.violation("queue " + q.name + " not drained: " + q.ready.size() + " ready, " + q.outstanding() + " unacked");
             }
         }
@@ -82,6 +83,9 @@ final class Invariants {
             } else if (r.state() == ClaimState.ACQUIRED) {
                 w.store.release(key, "invariant-probe");
             }
+        }
+        if (w.outbox != null) {
+            new OutboxInvariants(w).check();
         }
     }
 

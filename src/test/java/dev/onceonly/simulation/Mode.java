@@ -23,9 +23,10 @@ import java.util.Map;
  * @param quorum       a quorum queue instead of a classic one
  * @param brokerDelay  failed deliveries wait in delay queues ({@code retry-broker-delay-above})
  * @param store        which claim store the instances share
+ * @param outbox       the handler sends messages through the transactional outbox, and each instance relays
  */
 record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
-            boolean brokerDelay, Store store) {
+            boolean brokerDelay, Store store, boolean outbox) {
 
     /** The claim stores users run: the simulation's memory store, the database's table, and Redis's failure semantics. */
     enum Store { MEMORY, DATABASE, REDIS_LIKE }
@@ -36,7 +37,10 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     /**
      * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues on the
      * memory store, and unguarded channels; the other stores with what meets the store (ledger,
-     * claim-ahead's batches, store-failure) on a classic queue, which keeps the seeds per mode up.
+     * claim-ahead's batches, store-failure) on a classic queue, which keeps the seeds per mode up;
+     * with the outbox (memory store), ledger × store-failure, each once classic without claim-ahead
+     * and once quorum with it (the outbox is the handler's and the relay's: the channel's options
+     * matter less).
      */
     static List<Mode> all() {
         List<Mode> modes = new ArrayList<>();
@@ -48,17 +52,23 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     }
                     for (boolean quorum : new boolean[] {false, true}) {
                         for (boolean delay : new boolean[] {false, true}) {
-                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY));
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY, false));
                         }
                     }
                     for (Store store : new Store[] {Store.DATABASE, Store.REDIS_LIKE}) {
-                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store));
+                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store, false));
                     }
+                }
+            }
+            for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                if (policy != StoreFailurePolicy.LEDGER_ONLY || ledger) {
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, true));
+                    modes.add(new Mode(true, ledger, 4, policy, true, false, Store.MEMORY, true));
                 }
             }
         }
         for (boolean quorum : new boolean[] {false, true}) {
-            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY));
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY, false));
         }
         return modes;
     }
@@ -125,6 +135,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return new RedisLikeStore.Faults(0.003, Duration.ofMillis(400), 0.001);
     }
 
+    /** A relay transaction stops waiting for its confirms early (a stalled thread, a short timeout), per relay. */
+    double relayEarlyStopChance() {
+        return 0.02;
+    }
+
     double pauseChance() {
         return 0.01;
     }
@@ -149,6 +164,7 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     public String toString() {
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
-                + (brokerDelay ? " delay-queues" : "") + (store == Store.MEMORY ? "" : " store=" + store.name().toLowerCase().replace('_', '-'));
+                + (brokerDelay ? " delay-queues" : "") + (store == Store.MEMORY ? "" : " store=" + store.name().toLowerCase().replace('_', '-'))
+                + (outbox ? " outbox" : "");
     }
 }

@@ -73,6 +73,18 @@ final class SimAmqp {
         closing.add(owner);
     }
 
+    /** The broker closes every channel of connection {@code name} (a channel error): the client is told, the connection stays. */
+    void closeChannels(String name) {
+        for (Conn c : new ArrayList<>(conns)) {
+            if (c.name.equals(name)) {
+                for (Chan ch : new ArrayList<>(c.channels)) {
+                    ch.closeQuietly(new ShutdownSignalException(false, false,
+                            new AMQImpl.Channel.Close(406, "PRECONDITION_FAILED - simulated", 60, 40), ch.proxy));
+                }
+            }
+        }
+    }
+
     /** The instance died: its connections close, and the broker requeues what they had unacked. */
     void crashed(SimLoop.Owner owner) {
         for (Conn c : new ArrayList<>(conns)) {

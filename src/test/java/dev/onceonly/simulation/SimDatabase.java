@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The business database: transactions holding the ledger's rows and the handlers' effects, a
@@ -58,11 +59,21 @@ final class SimDatabase {
         final List<String> effects = new ArrayList<>();
         /** Claim-store keys of the messages whose effects these are. */
         final Set<String> keys = new HashSet<>();
+        /** What others keep with this transaction (a JTA registry's resources, the outbox's rows). */
+        final Map<Object, Object> resources = new HashMap<>();
+        /** Told, once, whether it committed, when it ends (a JTA {@code afterCompletion}). */
+        final List<Consumer<Boolean>> completions = new ArrayList<>();
         boolean over;
 
         Tx(SimLoop.Owner owner) {
             this.owner = owner;
         }
+    }
+
+    /** {@return whether a transaction is open, and its instance alive} */
+    boolean active() {
+        Tx tx = open.peekFirst();
+        return tx != null && !tx.over;
     }
 
     Tx current() {
@@ -87,14 +98,18 @@ final class SimDatabase {
     }
 
     private void end(Tx tx, boolean commit) {
-        open.remove(tx);
-        if (commit && !tx.over) {
+        if (!open.remove(tx)) {
+            return; // ended already (an instance that died right after its commit)
+        }
+        boolean committed = commit && !tx.over;
+        if (committed) {
             ledgerRows.putAll(tx.rows);
             for (String e : tx.effects) {
                 effects.merge(e, 1, Integer::sum);
             }
         }
         tx.over = true;
+        tx.completions.forEach(c -> c.accept(committed));
     }
 
     /** The ledger on this database: the real engine's second layer, by the {@code Ledger} contract. */

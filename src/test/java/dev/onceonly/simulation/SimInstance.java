@@ -47,6 +47,8 @@ final class SimInstance {
     private final SimConnector connector;
     private final Handover handover = new Handover();
     private final ConsumerSettings settings;
+    /** The outbox, in outbox modes; null otherwise. */
+    private final SimOutboxSide outbox;
     private volatile Subscription subscription;
     private boolean stopping;
 
@@ -63,6 +65,7 @@ final class SimInstance {
         engine = new GuardEngine(store, world.db.transactions(owner, this::crash, store),
                 world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
                 world.loop::now);
+        outbox = world.mode.outbox() ? new SimOutboxSide(world, owner, exec, world.db.transactions(owner, this::crash, store), name) : null;
         connector = SimConnector.start(world.mode.channelAttributes(rotation), exec,
                 (channel, role) -> world.amqp.connect(exec, name + ":" + role), world.loop::now,
                 world.loop.random::nextDouble, handover, new Consumer());
@@ -195,6 +198,9 @@ final class SimInstance {
         if (world.mode.guarded()) {
             String storeKey = CurrentKey.get(); // the store key, prefix included
             world.keyOf.put(storeKey, id);
+            if (outbox != null) {
+                outbox.send(id);
+            }
             world.db.current().keys.add(storeKey);
             world.db.current().effects.add(id);
         } else {

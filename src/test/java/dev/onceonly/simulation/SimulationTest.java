@@ -37,8 +37,8 @@ class SimulationTest {
     /** One seed replays one run exactly: the same faults, the same events. */
     @Test
     void aSeedReplaysItsRunExactly() {
-        // 42 and 43: the database store and the Redis-like one (Mode.all's order).
-        for (long seed : new long[] {7, 8, 41, 42, 43}) {
+        // 42 and 43: the database store and the Redis-like one; 16: an outbox mode (Mode.all's order).
+        for (long seed : new long[] {7, 8, 16, 41, 42, 43}) {
             Simulation.Result a = Simulation.run(seed);
             Simulation.Result b = Simulation.run(seed);
             assertEquals(a.trace().faults(), b.trace().faults(), "faults of seed " + seed);

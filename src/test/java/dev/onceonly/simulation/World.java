@@ -30,6 +30,8 @@ final class World {
     static final String POISON = "poison";
     static final String KEYLESS = "keyless";
     static final String COPY_HEADER = "x-sim-copy";
+    /** Where the outbox's messages go (by the default exchange); not consumed, read at the end. */
+    static final String OUTBOX_QUEUE = "sim.outbox";
     private static final int INSTANCES = 2;
     private static final long FAULTS_UNTIL_MS = 2_000;
     private static final long SETTLE_MS = 120_000;
@@ -40,6 +42,8 @@ final class World {
     final SimBroker broker;
     final SimAmqp amqp;
     final SimDatabase db;
+    /** The outbox table, in outbox modes; null otherwise. */
+    final SimOutbox outbox;
     final Set<String> keysSeen = new LinkedHashSet<>();
     /** Logical messages published: id → kind. */
     final Map<String, String> published = new LinkedHashMap<>();
@@ -69,6 +73,10 @@ final class World {
         this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
                 token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
         this.store = backend.store;
+        this.outbox = mode.outbox() ? new SimOutbox(db, loop) : null;
+        if (outbox != null) {
+            broker.declareQueue(OUTBOX_QUEUE, null);
+        }
     }
 
     /** The run. */
@@ -184,11 +192,16 @@ final class World {
             }
         }
         for (SimBroker.Queue q : broker.queues.values()) {
-            if (!q.name.endsWith(".dlq") && (!q.ready.isEmpty() || q.outstanding() > 0)) {
+            if (drains(q) && (!q.ready.isEmpty() || q.outstanding() > 0)) {
                 return false;
             }
         }
-        return true;
+        return outbox == null || outbox.settled();
+    }
+
+    /** Whether {@code q} is consumed, and so empty once the world settled (not dead letters, not the outbox's). */
+    static boolean drains(SimBroker.Queue q) {
+        return !q.name.endsWith(".dlq") && !q.name.equals(OUTBOX_QUEUE);
     }
 
     String logicalId(String messageId, String body) {
@@ -231,6 +244,11 @@ final class World {
     /** The run's store dropped (its database, if any). */
     void close() {
         backend.close();
+    }
+
+    /** The run's clock, on virtual time. */
+    Clock clock() {
+        return clock(loop::now);
     }
 
     /** A clock reading {@code nanos} of virtual time. */
