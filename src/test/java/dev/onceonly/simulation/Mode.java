@@ -22,14 +22,24 @@ import java.util.Map;
  * @param storeFailure what the guard does when the claim store fails
  * @param quorum       a quorum queue instead of a classic one
  * @param brokerDelay  failed deliveries wait in delay queues ({@code retry-broker-delay-above})
+ * @param jmsDeliveries 0: the RabbitMQ connector; else a JMS message-driven bean instead
+ *                     ({@link SimJms}), whose queue gives up after this many deliveries
+ *                     ({@code maxRedeliveryCount}); claim-ahead, queue type and delay queues do not apply
  */
 record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
-            boolean brokerDelay) {
+            boolean brokerDelay, int jmsDeliveries) {
+
+    /** Liberty's messaging engine: a queue's {@code maxRedeliveryCount} when not set. */
+    static final int LIBERTY_MAX_REDELIVERY_COUNT = 5;
 
     static final Duration LEASE = Duration.ofMillis(400);
     static final int PREFETCH = 6;
 
-    /** Every combination: ledger × claim-ahead × store-failure × queue type × delay queues, and unguarded channels. */
+    /**
+     * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues, unguarded
+     * channels, and JMS listeners: ledger × store-failure × redelivery limit (Liberty's default, and
+     * a low one that makes every held round count).
+     */
     static List<Mode> all() {
         List<Mode> modes = new ArrayList<>();
         for (boolean ledger : new boolean[] {true, false}) {
@@ -40,14 +50,24 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     }
                     for (boolean quorum : new boolean[] {false, true}) {
                         for (boolean delay : new boolean[] {false, true}) {
-                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay));
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, 0));
                         }
                     }
                 }
             }
         }
         for (boolean quorum : new boolean[] {false, true}) {
-            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false));
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, 0));
+        }
+        for (boolean ledger : new boolean[] {true, false}) {
+            for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                if (policy == StoreFailurePolicy.LEDGER_ONLY && !ledger) {
+                    continue;
+                }
+                for (int limit : new int[] {LIBERTY_MAX_REDELIVERY_COUNT, 2}) {
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, limit));
+                }
+            }
         }
         return modes;
     }
@@ -57,6 +77,10 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         s = Settings.withLedger(s, ledger);
         s = Settings.withStoreFailure(s, storeFailure);
         s = Settings.withLease(s, LEASE);
+        if (jmsDeliveries > 0) {
+            // A JMSMessageID is new for every send: the key is a property the producer sets.
+            s = Settings.withKey(s, KeyStrategy.HEADER, false, SimJms.KEY);
+        }
         return Settings.withRetry(s, List.of(), List.of(SimInstance.PoisonException.class));
     }
 
@@ -120,6 +144,10 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
 
     @Override
     public String toString() {
+        if (jmsDeliveries > 0) {
+            return "jms maxRedeliveryCount=" + jmsDeliveries + (ledger ? " ledger" : " no-ledger") + " store-failure="
+                    + storeFailure.name().toLowerCase().replace('_', '-');
+        }
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
                 + (brokerDelay ? " delay-queues" : "");

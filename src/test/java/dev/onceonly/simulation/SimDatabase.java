@@ -58,6 +58,8 @@ final class SimDatabase {
         final List<String> effects = new ArrayList<>();
         /** Claim-store keys of the messages whose effects these are. */
         final Set<String> keys = new HashSet<>();
+        /** What commits with the transaction outside the database: a JMS receipt, a JMS send. */
+        final List<Runnable> onCommit = new ArrayList<>();
         boolean over;
 
         Tx(SimLoop.Owner owner) {
@@ -93,6 +95,7 @@ final class SimDatabase {
             for (String e : tx.effects) {
                 effects.merge(e, 1, Integer::sum);
             }
+            tx.onCommit.forEach(Runnable::run);
         }
         tx.over = true;
     }
