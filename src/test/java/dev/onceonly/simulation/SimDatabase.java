@@ -167,11 +167,11 @@ final class SimDatabase {
                     throw new SimLoop.Crash(owner);
                 }
                 boolean mayCommit;
-                store.checking(tx.keys);
+                Set<String> outer = store.checking(tx.keys);
                 try {
                     mayCommit = completion.mayCommit();
                 } finally {
-                    store.checked();
+                    store.checked(outer);
                 }
                 if (!mayCommit) {
                     end(tx, false);

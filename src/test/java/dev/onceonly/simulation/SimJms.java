@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,8 @@ final class SimJms {
     /** Properties the publisher sets: the key ({@code key-header}), and which published copy a message is. */
     static final String KEY = "orderId";
     static final String COPY = "simCopy";
+    /** A decision of {@link Msg#decisions}: a duplicate the ledger caught. */
+    static final String LEDGER_DUPLICATE = "DUPLICATE by the ledger";
 
     /** One message sent to the queue; each send has its own {@code JMSMessageID}. */
     static final class Msg {
@@ -39,12 +42,12 @@ final class SimJms {
         int deliveries;
         /** BUSY and RETRY refusals of its deliveries. */
         int heldRounds;
-        /** Whether its last delivery was a duplicate the ledger caught. */
-        boolean ledgerDuplicate;
-        /** Whether a delivery right after a duplicate the ledger caught was refused BUSY. */
-        boolean busyAfterLedgerDuplicate;
-        /** Duplicates the ledger caught among its deliveries. */
-        int ledgerDuplicates;
+        /**
+         * What the guard decided, by delivery number ({@code JMSXDeliveryCount}): the decisions of
+         * two deliveries may be reported in either order (a rolled-back delivery's completion may
+         * still run when the next one is refused).
+         */
+        final Map<Integer, String> decisions = new HashMap<>();
         /** Why the provider moved it to the exception destination, or {@code null}. */
         String exceptionReason;
 
@@ -218,11 +221,18 @@ final class SimJms {
         int aside = 0;
         for (Msg m : sent) {
             most = Math.max(most, m.heldRounds);
-            if (m.busyAfterLedgerDuplicate && !storeFaulted.contains(m.logicalId)) {
-                trace.violation(m.jmsId + " (" + m.logicalId + "), a duplicate the ledger caught, was BUSY on its redelivery"
-                        + (m.exceptionReason == null ? "" : ", and went to the exception destination: " + m.exceptionReason));
+            boolean caught = false;
+            for (Map.Entry<Integer, String> d : m.decisions.entrySet()) {
+                if (d.getValue().equals(LEDGER_DUPLICATE)) {
+                    caught = true;
+                    if ("BUSY".equals(m.decisions.get(d.getKey() + 1)) && !storeFaulted.contains(m.logicalId)) {
+                        trace.violation(m.jmsId + " (" + m.logicalId + "), a duplicate the ledger caught on delivery " + d.getKey()
+                                + ", was BUSY on the next" + (m.exceptionReason == null ? "" : ", and went to the exception destination: "
+                                + m.exceptionReason));
+                    }
+                }
             }
-            if (m.ledgerDuplicates > 0 && m.exceptionReason != null) {
+            if (caught && m.exceptionReason != null) {
                 aside++;
             }
         }

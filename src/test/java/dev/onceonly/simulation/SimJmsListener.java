@@ -116,7 +116,7 @@ final class SimJmsListener {
                 receipt.tx = tx;
                 tx.onCommit.add(() -> world.jms.consumed(d));
                 try {
-                    onMessage(world.jms.received(d), d.msg());
+                    onMessage(d);
                 } catch (Exception | Error e) {
                     receipt.why = e.toString();
                     throw e;
@@ -133,8 +133,8 @@ final class SimJmsListener {
     }
 
     /** {@code onMessage} with the interceptor around it, as for a guarded JMS listener. */
-    private void onMessage(TextMessage message, SimJms.Msg msg) throws Exception {
-        JmsMessageView view = JmsMessageView.of(message);
+    private void onMessage(SimJms.Delivery d) throws Exception {
+        JmsMessageView view = JmsMessageView.of(world.jms.received(d));
         Dispatch dispatch = new Dispatch() {
             @Override
             public MessageView message() {
@@ -144,15 +144,10 @@ final class SimJmsListener {
             @Override
             public void decided(GuardEvent event) {
                 if (event.outcome() == Outcome.BUSY || event.outcome() == Outcome.RETRY) {
-                    msg.heldRounds++;
+                    d.msg().heldRounds++;
                 }
-                if (event.outcome() == Outcome.BUSY && msg.ledgerDuplicate) {
-                    msg.busyAfterLedgerDuplicate = true;
-                }
-                msg.ledgerDuplicate = event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER;
-                if (msg.ledgerDuplicate) {
-                    msg.ledgerDuplicates++;
-                }
+                d.msg().decisions.put(d.count(), event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER
+                        ? SimJms.LEDGER_DUPLICATE : event.outcome().name());
             }
         };
         try {
