@@ -60,7 +60,7 @@ final class SimJms {
     }
 
     /** One delivery of a message to a listener session; its receipt is open until its transaction ends. */
-    record Delivery(Msg msg, int count, SimJmsListener listener) {
+    record Delivery(Msg msg, int count) {
     }
 
     final int limit;
@@ -176,7 +176,7 @@ final class SimJms {
                 SimJmsListener l = loop.pick(free);
                 Msg m = ready.pollFirst();
                 m.deliveries++;
-                Delivery d = new Delivery(m, m.deliveries, l);
+                Delivery d = new Delivery(m, m.deliveries);
                 open.put(d, l.owner());
                 l.deliver(d);
             }
