@@ -48,6 +48,8 @@ final class SimJms {
          * still run when the next one is refused).
          */
         final Map<Integer, String> decisions = new HashMap<>();
+        /** The digest of its key, once the guard derived it. */
+        String keyDigest = "";
         /** Why the provider moved it to the exception destination, or {@code null}. */
         String exceptionReason;
 
@@ -71,6 +73,8 @@ final class SimJms {
     final List<Msg> exceptionDestination = new ArrayList<>();
     final List<TextMessage> deadLetters = new ArrayList<>();
     final List<Msg> sent = new ArrayList<>();
+    /** Per key digest, the instances that processed a message of it (with the ledger, its done mark is deferred). */
+    final Map<String, List<SimLoop.Owner>> processedOn = new HashMap<>();
     private final List<SimJmsListener> listeners = new ArrayList<>();
     private final SimLoop loop;
     private final SimLoop.Owner self = new SimLoop.Owner("jms provider");
@@ -225,7 +229,7 @@ final class SimJms {
             for (Map.Entry<Integer, String> d : m.decisions.entrySet()) {
                 if (d.getValue().equals(LEDGER_DUPLICATE)) {
                     caught = true;
-                    if ("BUSY".equals(m.decisions.get(d.getKey() + 1)) && !storeFaulted.contains(m.logicalId)) {
+                    if ("BUSY".equals(m.decisions.get(d.getKey() + 1)) && !storeFaulted.contains(m.logicalId) && !deferredMarkLost(m)) {
                         trace.violation(m.jmsId + " (" + m.logicalId + "), a duplicate the ledger caught on delivery " + d.getKey()
                                 + ", was BUSY on the next" + (m.exceptionReason == null ? "" : ", and went to the exception destination: "
                                 + m.exceptionReason));
@@ -239,6 +243,16 @@ final class SimJms {
         trace.event("jms: at most " + most + " BUSY/RETRY rounds for one message; " + exceptionDestination.size()
                 + " in the exception destination (" + aside + " duplicates the ledger caught), " + deadLetters.size()
                 + " in the dead-letter queue");
+    }
+
+    /**
+     * Whether an instance that processed the message's key died (with the ledger, its done mark
+     * waits in DoneWriter: the key stays in progress until its lease ends, a BUSY README names),
+     * so that the ledger's duplicate could not mark a key another holder had. Conservative: a
+     * death at any time after counts.
+     */
+    private boolean deferredMarkLost(Msg m) {
+        return processedOn.getOrDefault(m.keyDigest, List.of()).stream().anyMatch(o -> o.dead);
     }
 
     boolean settled() {

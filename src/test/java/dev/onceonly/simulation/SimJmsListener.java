@@ -146,6 +146,10 @@ final class SimJmsListener {
                 if (event.outcome() == Outcome.BUSY || event.outcome() == Outcome.RETRY) {
                     d.msg().heldRounds++;
                 }
+                d.msg().keyDigest = event.keyDigest();
+                if (event.outcome() == Outcome.PROCESSED) {
+                    world.jms.processedOn.computeIfAbsent(event.keyDigest(), k -> new java.util.ArrayList<>()).add(instance.owner);
+                }
                 d.msg().decisions.put(d.count(), event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER
                         ? SimJms.LEDGER_DUPLICATE : event.outcome().name());
             }
