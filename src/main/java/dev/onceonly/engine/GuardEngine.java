@@ -295,6 +295,9 @@ public final class GuardEngine implements ClaimStoreControl {
                 // A caller's transaction was joined: the failed insert spoiled it (PostgreSQL aborts
                 // it) and it is marked rollback-only. Returning as if skipped would let the caller
                 // find out only when its commit fails; say so now, whatever the decision.
+                if (decision == LedgerDecision.DUPLICATE) {
+                    call.duplicateInCallersTransaction();
+                }
                 throw new MessageRefusedException(decision == LedgerDecision.DUPLICATE ? Outcome.DUPLICATE : refusedOutcome(decision),
                         settings.consumer(), key.digest(), refusedReason(settings, decision) + "; the caller's transaction is marked rollback-only",
                         null);

@@ -59,6 +59,8 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      * on different threads.
      */
     private volatile boolean finished;
+    /** Set when {@link #duplicateInCallersTransaction} marked the key done before the transaction ended. */
+    private volatile boolean markedDone;
 
     GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
                 long start, TransactionRunner.Work<T> handler) {
@@ -187,6 +189,27 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         }
     }
 
+    /**
+     * The ledger found the message processed inside a caller's transaction, which is still open
+     * (a JMS listener's): marks the key done now. The provider takes the message back as that
+     * transaction rolls back, before its completion runs here, and may redeliver it at once: the
+     * redelivery must find the key done, not in progress (a BUSY round would spend one of the
+     * provider's redeliveries). A store failure leaves the mark to the completion, as before.
+     */
+    void duplicateInCallersTransaction() {
+        if (token == null) {
+            return;
+        }
+        try {
+            holderAnswered("complete", completeOrTakeAgain(false));
+        } catch (ClaimStoreException e) {
+            engine.listener.onStoreError(settings.consumer(), "complete");
+            return;
+        }
+        engine.leases.drop(this); // done: nothing to renew until the completion
+        markedDone = true;
+    }
+
     /** Whether the transaction has completed (a transaction begun by the runner completes before it returns). */
     boolean isCompleted() {
         return completed;
@@ -207,10 +230,14 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         MessageRefusedException passedOn = RetryRule.passedOnRefusal(handlerFailure);
         if (decision == LedgerDecision.DUPLICATE) {
             // Processed before, but the claim store forgot it (flushed, evicted, failed over):
-            // remember it again so the next duplicate stops at the first layer. At once, not queued:
-            // inside a caller's transaction (a JMS listener) the refusal rolls it back and the
-            // container redelivers at once, which must find the key done rather than BUSY.
-            finish("complete", true, false);
+            // remember it again so the next duplicate stops at the first layer. At once, not queued,
+            // so that a redelivery finds the key done rather than BUSY; inside a caller's transaction
+            // (a JMS listener) it was marked before that transaction ended, unless the store failed.
+            if (markedDone) {
+                finished();
+            } else {
+                finish("complete", true, false);
+            }
             outcome = Outcome.DUPLICATE;
             layer = Layer.LEDGER;
         } else if (decision != null) {

@@ -46,6 +46,19 @@ public final class JmsRefusals {
     private final ConnectionFactory factory;
     private final Queue deadLetterQueue;
     private final BooleanSupplier rollbackOnly;
+    private final Hold holding;
+
+    /** How a BUSY or RETRY delivery is held: the listener's thread sleeps. */
+    @FunctionalInterface
+    interface Hold {
+        /**
+         * Waits {@code delay}.
+         *
+         * @param delay how long
+         * @throws InterruptedException when the thread is interrupted (the server is stopping)
+         */
+        void hold(Duration delay) throws InterruptedException;
+    }
 
     /**
      * Refusal handling for guarded listeners.
@@ -56,10 +69,16 @@ public final class JmsRefusals {
      * @param rollbackOnly    whether the current transaction can only roll back
      */
     public JmsRefusals(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue, BooleanSupplier rollbackOnly) {
+        this(retryDelay, factory, deadLetterQueue, rollbackOnly, delay -> Thread.sleep(delay.toMillis()));
+    }
+
+    /** As above, holding BUSY and RETRY deliveries through {@code holding} (a simulation waits on its own clock). */
+    JmsRefusals(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue, BooleanSupplier rollbackOnly, Hold holding) {
         this.retryDelay = retryDelay;
         this.factory = factory;
         this.deadLetterQueue = deadLetterQueue;
         this.rollbackOnly = rollbackOnly;
+        this.holding = holding;
     }
 
     /**
@@ -90,7 +109,7 @@ public final class JmsRefusals {
 
     private void hold() {
         try {
-            Thread.sleep(retryDelay.toMillis());
+            holding.hold(retryDelay);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // stopping: roll back at once
         }

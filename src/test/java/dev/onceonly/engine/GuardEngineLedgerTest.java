@@ -204,6 +204,34 @@ class GuardEngineLedgerTest {
         held.gate.countDown();
     }
 
+    /**
+     * A JMS provider takes the message back when the listener's transaction rolls back, before the
+     * transaction's synchronizations (the engine's completion) run, and may redeliver it at once:
+     * the key is marked done before the caller's transaction ends, so even that redelivery finds
+     * it done. The completion then writes nothing more (no lost lease reported).
+     */
+    @Test
+    void aLedgerDuplicateInsideTheCallersTransactionIsMarkedDoneBeforeItEnds() throws Exception {
+        MessageView m = message("{\"order\":\"joined-early\"}");
+        MessageKey key = keyOf(settings, m);
+        guard(settings, m, businessWrite("order-joined-early"));
+        InMemoryClaimStore forgetful = new InMemoryClaimStore(10_000, clock);
+        engine = engine(forgetful, jpaLedger);
+        listener.outcomes.clear();
+
+        jta.begin();
+        try {
+            assertThrows(MessageRefusedException.class, () -> guard(settings, m, businessWrite("order-joined-early-again")));
+            assertEquals(ClaimState.DONE, forgetful.claim(key.storeKey(), "redelivery", key.fingerprint(), settings.lease()).state(),
+                    "a redelivery before the transaction ended finds the key done");
+        } finally {
+            jta.rollback();
+        }
+
+        assertEquals(List.of(event(Outcome.DUPLICATE, Layer.LEDGER, key)), listener.outcomes, "reported once, as the transaction ended");
+        assertEquals(List.of(), listener.leasesLost);
+    }
+
     /** The claim store forgot a processed key (flushed, evicted, failed over): the real ledger still knows it. */
     @Test
     void duplicateTheClaimStoreForgotIsCaughtByTheLedger() throws Exception {
@@ -795,6 +823,12 @@ class GuardEngineLedgerTest {
         final List<GuardEvent> outcomes = new CopyOnWriteArrayList<>();
         final List<LedgerDecision> decisions = new CopyOnWriteArrayList<>();
         final List<String> storeErrors = new CopyOnWriteArrayList<>();
+        final List<String> leasesLost = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onLeaseLost(String consumer) {
+            leasesLost.add(consumer);
+        }
 
         @Override
         public void onOutcome(GuardEvent e) {

@@ -6,7 +6,9 @@ import dev.onceonly.spi.ClaimState;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What must hold after every run, in every mode, once the world has settled (README's guarantees):
@@ -75,6 +77,11 @@ final class Invariants {
                 trace.violation("queue " + q.name + " not drained: " + q.ready.size() + " ready, " + q.outstanding() + " unacked");
             }
         }
+        if (w.jms != null) {
+            Set<String> faulted = new HashSet<>();
+            w.storeFaulted.keySet().forEach(key -> faulted.add(w.keyOf.get(key)));
+            w.jms.check(trace, faulted);
+        }
         for (String key : w.keysSeen) {
             ClaimResult r = w.store.claim(key, "invariant-probe", "", Mode.LEASE);
             if (r.state() == ClaimState.IN_PROGRESS) {
@@ -104,6 +111,9 @@ final class Invariants {
                 }
                 found.put(id(m), String.valueOf(outcome));
             }
+        }
+        if (w.jms != null) {
+            found.putAll(w.jms.takenAside(trace));
         }
         return found;
     }

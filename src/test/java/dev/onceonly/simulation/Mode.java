@@ -24,12 +24,18 @@ import java.util.Map;
  * @param brokerDelay  failed deliveries wait in delay queues ({@code retry-broker-delay-above})
  * @param store        which claim store the instances share
  * @param outbox       the handler sends messages through the transactional outbox, and each instance relays
+ * @param jmsDeliveries 0: the RabbitMQ connector; else a JMS message-driven bean instead
+ *                     ({@link SimJms}), whose queue gives up after this many deliveries
+ *                     ({@code maxRedeliveryCount}); claim-ahead, queue type and delay queues do not apply
  */
 record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
-            boolean brokerDelay, Store store, boolean outbox) {
+            boolean brokerDelay, Store store, boolean outbox, int jmsDeliveries) {
 
     /** The claim stores users run: the simulation's memory store, the database's table, and Redis's failure semantics. */
     enum Store { MEMORY, DATABASE, REDIS_LIKE }
+
+    /** Liberty's messaging engine: a queue's {@code maxRedeliveryCount} when not set. */
+    static final int LIBERTY_MAX_REDELIVERY_COUNT = 5;
 
     static final Duration LEASE = Duration.ofMillis(400);
     static final int PREFETCH = 6;
@@ -40,7 +46,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
      * claim-ahead's batches, store-failure) on a classic queue, which keeps the seeds per mode up;
      * with the outbox (memory store), ledger × store-failure, each once classic without claim-ahead
      * and once quorum with it (the outbox is the handler's and the relay's: the channel's options
-     * matter less).
+     * matter less); and JMS listeners (memory store): ledger × store-failure × redelivery limit
+     * (Liberty's default, and a low one that makes every held round count).
      */
     static List<Mode> all() {
         List<Mode> modes = new ArrayList<>();
@@ -52,23 +59,33 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     }
                     for (boolean quorum : new boolean[] {false, true}) {
                         for (boolean delay : new boolean[] {false, true}) {
-                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY, false));
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY, false, 0));
                         }
                     }
                     for (Store store : new Store[] {Store.DATABASE, Store.REDIS_LIKE}) {
-                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store, false));
+                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store, false, 0));
                     }
                 }
             }
             for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
                 if (policy != StoreFailurePolicy.LEDGER_ONLY || ledger) {
-                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, true));
-                    modes.add(new Mode(true, ledger, 4, policy, true, false, Store.MEMORY, true));
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, true, 0));
+                    modes.add(new Mode(true, ledger, 4, policy, true, false, Store.MEMORY, true, 0));
                 }
             }
         }
         for (boolean quorum : new boolean[] {false, true}) {
-            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY, false));
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY, false, 0));
+        }
+        for (boolean ledger : new boolean[] {true, false}) {
+            for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                if (policy == StoreFailurePolicy.LEDGER_ONLY && !ledger) {
+                    continue;
+                }
+                for (int limit : new int[] {LIBERTY_MAX_REDELIVERY_COUNT, 2}) {
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, false, limit));
+                }
+            }
         }
         return modes;
     }
@@ -78,6 +95,10 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         s = Settings.withLedger(s, ledger);
         s = Settings.withStoreFailure(s, storeFailure);
         s = Settings.withLease(s, LEASE);
+        if (jmsDeliveries > 0) {
+            // A JMSMessageID is new for every send: the key is a property the producer sets.
+            s = Settings.withKey(s, KeyStrategy.HEADER, false, SimJms.KEY);
+        }
         return Settings.withRetry(s, List.of(), List.of(SimInstance.PoisonException.class));
     }
 
@@ -162,6 +183,10 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
 
     @Override
     public String toString() {
+        if (jmsDeliveries > 0) {
+            return "jms maxRedeliveryCount=" + jmsDeliveries + (ledger ? " ledger" : " no-ledger") + " store-failure="
+                    + storeFailure.name().toLowerCase().replace('_', '-');
+        }
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
                 + (brokerDelay ? " delay-queues" : "") + (store == Store.MEMORY ? "" : " store=" + store.name().toLowerCase().replace('_', '-'))

@@ -63,6 +63,8 @@ final class SimDatabase {
         final Map<Object, Object> resources = new HashMap<>();
         /** Told, once, whether it committed, when it ends (a JTA {@code afterCompletion}). */
         final List<Consumer<Boolean>> completions = new ArrayList<>();
+        /** What commits with the transaction outside the database: a JMS receipt, a JMS send. */
+        final List<Runnable> onCommit = new ArrayList<>();
         boolean over;
 
         Tx(SimLoop.Owner owner) {
@@ -107,6 +109,7 @@ final class SimDatabase {
             for (String e : tx.effects) {
                 effects.merge(e, 1, Integer::sum);
             }
+            tx.onCommit.forEach(Runnable::run);
         }
         tx.over = true;
         tx.completions.forEach(c -> c.accept(committed));
@@ -179,11 +182,11 @@ final class SimDatabase {
                     throw new SimLoop.Crash(owner);
                 }
                 boolean mayCommit;
-                store.checking(tx.keys);
+                Set<String> outer = store.checking(tx.keys);
                 try {
                     mayCommit = completion.mayCommit();
                 } finally {
-                    store.checked();
+                    store.checked(outer);
                 }
                 if (!mayCommit) {
                     end(tx, false);

@@ -4,6 +4,7 @@ import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.jms.JmsMessageView;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.rabbitmq.SimConnector;
 import dev.onceonly.spi.Dispatch;
@@ -44,7 +45,10 @@ final class SimInstance {
     final SimLoop.Owner owner;
     private final SimExecutor exec;
     private final GuardEngine engine;
+    /** The RabbitMQ connector's channel; {@code null} in JMS modes. */
     private final SimConnector connector;
+    /** The message-driven bean's container; {@code null} unless in a JMS mode. */
+    private final SimJmsListener jms;
     private final Handover handover = new Handover();
     private final ConsumerSettings settings;
     /** The outbox, in outbox modes; null otherwise. */
@@ -62,17 +66,35 @@ final class SimInstance {
         this.settings = world.mode.consumerSettings();
         SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), world.keysSeen, world::storeWindow);
         world.stores.add(store);
-        engine = new GuardEngine(store, world.db.transactions(owner, this::crash, store),
+        jms = world.jms != null ? new SimJmsListener(this, world, store) : null;
+        engine = new GuardEngine(store, jms != null ? jms.joining() : world.db.transactions(owner, this::crash, store),
                 world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
                 world.loop::now);
         outbox = world.mode.outbox() ? new SimOutboxSide(world, owner, exec, world.db.transactions(owner, this::crash, store), name) : null;
-        connector = SimConnector.start(world.mode.channelAttributes(rotation), exec,
+        connector = jms != null ? null : SimConnector.start(world.mode.channelAttributes(rotation), exec,
                 (channel, role) -> world.amqp.connect(exec, name + ":" + role), world.loop::now,
                 world.loop.random::nextDouble, handover, new Consumer());
     }
 
     SimConnector connector() {
         return connector;
+    }
+
+    SimExecutor exec() {
+        return exec;
+    }
+
+    GuardEngine engine() {
+        return engine;
+    }
+
+    ConsumerSettings settings() {
+        return settings;
+    }
+
+    /** {@return deliveries in progress: unsettled by the connector, or in a listener's transaction} */
+    int unsettled() {
+        return jms != null ? jms.inProgress() : connector.unsettled();
     }
 
     boolean alive() {
@@ -91,18 +113,24 @@ final class SimInstance {
     void stop() {
         stopping = true;
         world.loop.trace.event(name + " STOPPING");
-        connector.stopConsuming();
+        if (jms != null) {
+            jms.stopConsuming();
+        } else {
+            connector.stopConsuming();
+        }
         awaitDrain(world.loop.now() + Mode.DRAIN.toNanos());
     }
 
     private void awaitDrain(long deadline) {
-        if (connector.unsettled() > 0 && world.loop.now() < deadline) {
+        if (unsettled() > 0 && world.loop.now() < deadline) {
             world.loop.schedule(owner, TimeUnit.MILLISECONDS.toNanos(10), 0, () -> awaitDrain(deadline));
             return;
         }
-        world.amqp.drainTimedOut(owner);
-        connector.drainAndClose();
-        crash();
+        if (connector != null) {
+            world.amqp.drainTimedOut(owner);
+            connector.drainAndClose();
+        }
+        crash(); // a listener's transactions still open roll back, and the provider takes their messages back
     }
 
     /** {@code kill -9}: memory, threads and connections gone; the broker takes back what was unacked. */
@@ -115,6 +143,9 @@ final class SimInstance {
         world.loop.dropAll(owner);
         world.amqp.crashed(owner);
         world.db.crashed(owner);
+        if (world.jms != null) {
+            world.jms.crashed(owner);
+        }
         world.restartLater(slot);
     }
 
@@ -177,9 +208,10 @@ final class SimInstance {
     }
 
     /** The business method: takes time, may fail, and writes its effect in the transaction. */
-    private Object work(Dispatch d) {
+    Object work(Dispatch d) {
         String body = new String(d.message().body(), StandardCharsets.UTF_8);
-        String id = world.logicalId(d.message().messageId(), body);
+        // A JMSMessageID names one send, not the message: the body does.
+        String id = world.logicalId(d.message() instanceof JmsMessageView ? null : d.message().messageId(), body);
         if (d.message() instanceof IncomingRabbitMetadata meta) {
             world.attemptSeen(world.chain(d.message().messageId(), d.message().body(), d.message().headers()), meta.attempt());
         }

@@ -67,14 +67,20 @@ final class SimStore implements ClaimStore {
      * The engine's pre-commit check (without a ledger) for a transaction writing {@code keys} is
      * about to run: a claim or renewal of one of them now is that check, and the lease it confirms
      * must outlast the done mark, else a copy may run again (README: a pause, or a store slow on the
-     * mark, for longer than the lease between that check and the mark).
+     * mark, for longer than the lease between that check and the mark). Checks nest: another
+     * transaction of this instance may commit during this check's round trip.
+     *
+     * @return the keys of the check this one runs inside, for {@link #checked}
      */
-    void checking(Set<String> keys) {
+    Set<String> checking(Set<String> keys) {
+        Set<String> outer = checking;
         checking = keys;
+        return outer;
     }
 
-    void checked() {
-        checking = Set.of();
+    /** The check is over: the one it ran inside goes on. */
+    void checked(Set<String> outer) {
+        checking = outer;
     }
 
     private void confirmed(String key, String token, boolean held, Duration lease) {

@@ -44,6 +44,8 @@ final class World {
     final SimDatabase db;
     /** The outbox table, in outbox modes; null otherwise. */
     final SimOutbox outbox;
+    /** The JMS provider in JMS modes, else {@code null}. */
+    final SimJms jms;
     final Set<String> keysSeen = new LinkedHashSet<>();
     /** Logical messages published: id → kind. */
     final Map<String, String> published = new LinkedHashMap<>();
@@ -69,6 +71,7 @@ final class World {
         this.broker = new SimBroker(loop, trace, this::chain);
         this.amqp = new SimAmqp(broker);
         amqp.faults(mode.brokerFaults());
+        this.jms = mode.jmsDeliveries() > 0 ? new SimJms(loop, mode.jmsDeliveries()) : null;
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
         this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
                 token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
@@ -139,6 +142,10 @@ final class World {
 
     /** Publishes copy {@code copy} of {@code id}; the copy's number travels in a header retry copies keep. */
     private void publish(String id, String copy) {
+        if (jms != null) {
+            jms.send(id, copy, !id.startsWith(KEYLESS));
+            return;
+        }
         AMQP.BasicProperties.Builder props = new AMQP.BasicProperties.Builder().deliveryMode(2)
                 .headers(Map.of(COPY_HEADER, copy));
         if (!id.startsWith(KEYLESS)) {
@@ -173,7 +180,7 @@ final class World {
     /** Internal queues hold only what is not settled (bounded by the prefetch of each channel generation). */
     private void checkBounds() {
         for (SimInstance in : instances) {
-            if (in == null || !in.alive()) {
+            if (in == null || !in.alive() || in.connector() == null) {
                 continue;
             }
             int line = in.connector().claimAheadLine();
@@ -187,9 +194,12 @@ final class World {
 
     private boolean settled() {
         for (SimInstance in : instances) {
-            if (in.alive() && in.connector().unsettled() > 0) {
+            if (in.alive() && in.unsettled() > 0) {
                 return false;
             }
+        }
+        if (jms != null && !jms.settled()) {
+            return false;
         }
         for (SimBroker.Queue q : broker.queues.values()) {
             if (drains(q) && (!q.ready.isEmpty() || q.outstanding() > 0)) {
