@@ -128,8 +128,8 @@ class StoreFailurePolicyTest {
         assertEquals(1, store.claims.get());
     }
 
-    /** Counts claims, and fails every call while {@link #down}. */
-    private static final class CountingStore implements ClaimStore {
+    /** Counts claims, and fails every call while {@link #down}. Also {@link GuardedCallReportTest}'s. */
+    static final class CountingStore implements ClaimStore {
         private final ClaimStore inner;
         final AtomicInteger claims = new AtomicInteger();
         volatile boolean down;
