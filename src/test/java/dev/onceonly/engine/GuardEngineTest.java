@@ -570,6 +570,34 @@ class GuardEngineTest {
      * lease stays renewed and its key is marked done. Before, the runtime closed the store at once:
      * the completion failed and the message's redelivery would have run again.
      */
+    /**
+     * A handler still running at the timeout: close waits that long, then gives up and says how many
+     * calls are unfinished (the runtime logs ONCE0008W with that count); the handler still completes.
+     */
+    @Test
+    void closingGivesUpAtTheTimeoutAndCountsTheUnfinishedCalls() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Object> running = CompletableFuture.supplyAsync(() -> {
+            try {
+                return engine.guard(settings, message("hangs"), null, () -> {
+                    started.countDown();
+                    release.await();
+                    return "late";
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+        long t0 = System.nanoTime();
+        assertEquals(1, engine.close(Duration.ofMillis(300)));
+        assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(300), "waited for the timeout");
+        release.countDown();
+        assertEquals("late", running.get(5, TimeUnit.SECONDS));
+        assertEquals(0, engine.inFlight());
+    }
+
     @Test
     void closingWaitsForRunningHandlersBeforeTheStoreCloses() throws Exception {
         InMemoryClaimStore memory = new InMemoryClaimStore(1000, Clock.systemUTC());

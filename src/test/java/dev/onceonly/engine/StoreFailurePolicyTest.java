@@ -128,11 +128,16 @@ class StoreFailurePolicyTest {
         assertEquals(1, store.claims.get());
     }
 
-    /** Counts claims, and fails every call while {@link #down}. Also {@link GuardedCallReportTest}'s. */
+    /**
+     * Counts claims, and fails every call while {@link #down}, or while {@link #broken} with an
+     * exception the store contract does not allow. Also {@link GuardedCallReportTest}'s and
+     * {@link DoneWriterTest}'s.
+     */
     static final class CountingStore implements ClaimStore {
         private final ClaimStore inner;
         final AtomicInteger claims = new AtomicInteger();
         volatile boolean down;
+        volatile boolean broken;
 
         CountingStore(ClaimStore inner) {
             this.inner = inner;
@@ -141,6 +146,9 @@ class StoreFailurePolicyTest {
         private void check(String operation) {
             if (down) {
                 throw new ClaimStoreException("counting", operation, new IOException("down"));
+            }
+            if (broken) {
+                throw new IllegalStateException("a bug in the store's " + operation);
             }
         }
 
