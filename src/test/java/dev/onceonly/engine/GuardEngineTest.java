@@ -571,6 +571,58 @@ class GuardEngineTest {
      * the completion failed and the message's redelivery would have run again.
      */
     /**
+     * The phases the listener times (metrics, tracing spans): each started and ended, in order, for a
+     * processed message and for a refused one; the guard's own time excludes the handler's.
+     */
+    @Test
+    void theListenerTimesEachPhaseAndTheGuardsOwnTimeLeavesOutTheHandler() throws Exception {
+        List<String> phases = new CopyOnWriteArrayList<>();
+        GuardEngine timed = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, new dev.onceonly.spi.GuardListener() {
+            @Override
+            public void onOutcome(GuardEvent event) {
+                events.add(event);
+            }
+
+            @Override
+            public Phase startPhase(String consumer, String phase) {
+                phases.add(consumer + " " + phase);
+                return () -> phases.add("end " + phase);
+            }
+        }, keys);
+        long t0 = System.nanoTime();
+        assertEquals("slow", timed.guard(settings, message("timed"), null, () -> {
+            Thread.sleep(300);
+            return "slow";
+        }));
+        long took = System.nanoTime() - t0;
+        assertEquals(List.of("orders claim", "end claim", "orders finalise", "end finalise"), phases);
+        long guard = events.get(0).guardNanos();
+        assertTrue(guard > 0 && guard < TimeUnit.MILLISECONDS.toNanos(300), "the guard's time, without the handler's: " + guard);
+
+        phases.clear();
+        long r0 = System.nanoTime();
+        assertNull(timed.guard(settings, message("timed"), null, () -> "again"));
+        long refusedTook = System.nanoTime() - r0;
+        assertEquals(List.of("orders claim", "end claim"), phases, "a duplicate ends at the claim");
+        assertTrue(events.get(1).guardNanos() > 0 && events.get(1).guardNanos() <= refusedTook, "" + events.get(1).guardNanos());
+        assertTrue(took >= guard);
+    }
+
+    /** A listener that throws cannot change what happens to the message: the delivery still gets its decision. */
+    @Test
+    void aFailingListenerChangesNothingForTheMessage() throws Exception {
+        GuardEngine broken = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, event -> {
+            throw new IllegalStateException("metrics backend down");
+        }, keys);
+        RecordingDispatch delivery = new RecordingDispatch(view("listened"));
+        assertEquals("ok", broken.guard(settings, delivery, null, () -> "ok"));
+        assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
+        RecordingDispatch copy = new RecordingDispatch(view("listened"));
+        assertNull(broken.guard(settings, copy, null, () -> "again"));
+        assertEquals(List.of(Outcome.DUPLICATE), copy.outcomes());
+    }
+
+    /**
      * A handler still running at the timeout: close waits that long, then gives up and says how many
      * calls are unfinished (the runtime logs ONCE0008W with that count); the handler still completes.
      */
