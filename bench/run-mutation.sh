@@ -17,21 +17,40 @@ elapsed=$(( $(date +%s) - started ))
 # One element per mutation: <mutation detected='true' status='KILLED' ...><mutatedClass>...</mutatedClass>.
 # Nested classes count with their outer class. NO_COVERAGE is a survivor no test reaches; test
 # strength leaves those out, as PIT's own summary does.
+# The last line is the score without the mutations on lines that call dev.onceonly.support.LogId:
+# what PIT would leave out with LogId in avoidCallsTo ("no mutations on the same line as a match"),
+# read off this run's source lines. The log IDs are an operator contract (README), so the first
+# score, which counts them, is the one reported.
 python3 - "$report" "$elapsed" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 from collections import defaultdict
 root = ET.parse(sys.argv[1]).getroot()
-per = defaultdict(lambda: [0, 0, 0])  # generated, killed, covered
+per = defaultdict(lambda: [0, 0, 0, 0, 0])  # generated, killed, covered; generated and killed on LogId lines
+sources = {}
+def calls_log_id(m):
+    path = ('src/main/java/' + m.findtext('mutatedClass').split('$')[0].rsplit('.', 1)[0].replace('.', '/')
+            + '/' + m.findtext('sourceFile'))
+    if path not in sources:
+        sources[path] = open(path, encoding='utf-8').read().split('\n')
+    return 'LogId.' in sources[path][int(m.findtext('lineNumber')) - 1]
 for m in root.iter('mutation'):
     cls = m.findtext('mutatedClass').split('$')[0].rsplit('.', 1)[-1]
-    status = m.get('status')
-    per[cls][0] += 1
-    per[cls][1] += m.get('detected') == 'true'  # killed, or timed out / crashed: PIT's "detected"
-    per[cls][2] += status != 'NO_COVERAGE'
-print(f"{'class':<22} {'mutations':>9} {'killed':>7} {'score':>6}")
-for cls, (g, k, c) in sorted(per.items()):
-    print(f"{cls:<22} {g:>9} {k:>7} {100 * k / g:>5.0f}%")
-g = sum(v[0] for v in per.values()); k = sum(v[1] for v in per.values()); c = sum(v[2] for v in per.values())
-print(f"run-mutation: {g} mutations generated, {k} killed, score {100 * k / g:.1f}%, "
-      f"test strength {100 * k / max(c, 1):.1f}% ({c} covered), {sys.argv[2]} s")
+    killed = m.get('detected') == 'true'  # killed, or timed out / crashed: PIT's "detected"
+    v = per[cls]
+    v[0] += 1
+    v[1] += killed
+    v[2] += m.get('status') != 'NO_COVERAGE'
+    if calls_log_id(m):
+        v[3] += 1
+        v[4] += killed
+def pct(k, g):
+    return 100 * k / max(g, 1)
+print(f"{'class':<22} {'mutations':>9} {'killed':>7} {'score':>6}   {'without LogId lines':>19}")
+for cls, (g, k, c, lg, lk) in sorted(per.items()):
+    print(f"{cls:<22} {g:>9} {k:>7} {pct(k, g):>5.0f}%   {k - lk:>8}/{g - lg:<5} {pct(k - lk, g - lg):>4.0f}%")
+g, k, c, lg, lk = (sum(v[i] for v in per.values()) for i in range(5))
+print(f"run-mutation: {g} mutations generated, {k} killed, score {pct(k, g):.1f}%, "
+      f"test strength {pct(k, c):.1f}% ({c} covered), {sys.argv[2]} s")
+print(f"run-mutation: without the {lg} on lines calling LogId (as with LogId in avoidCallsTo): "
+      f"{g - lg} mutations, {k - lk} killed, score {pct(k - lk, g - lg):.1f}%")
 EOF

@@ -179,6 +179,35 @@ class ClaimAheadTest {
         assertEquals("ran-2", guard(behind));
     }
 
+    /**
+     * A store that took the batch's claims but failed to answer: each is released at once, not left
+     * to lapse (a copy meanwhile would be BUSY for a lease).
+     */
+    @Test
+    void aBatchTheStoreTookButFailedToAnswerIsReleased() throws Exception {
+        store.failAfterNextBatch.set(true);
+        RecordingDispatch first = delivery("lost-reply");
+        RecordingDispatch behind = delivery("behind-the-lost-reply");
+        first.offerBehind(behind);
+
+        assertEquals("ran-1", guard(first));
+
+        assertNull(behind.aheadClaim());
+        assertEquals(ClaimState.ACQUIRED, probe(behind).state(), "not held by the failed batch");
+    }
+
+    /** A stopping engine claims nothing ahead: those deliveries are given back, and their claims would outlive the stop. */
+    @Test
+    void aClosingEngineClaimsNothingAhead() throws Exception {
+        engine.close(Duration.ZERO);
+        RecordingDispatch first = delivery("while-stopping");
+        RecordingDispatch behind = delivery("behind-while-stopping");
+        first.offerBehind(behind);
+        assertEquals("ran-1", guard(first));
+        assertEquals(0, store.batches.get());
+        assertNull(behind.aheadClaim());
+    }
+
     /** A dispatch that keeps no claim ({@link Dispatch#of}) must not leave one held until its lease ends. */
     @Test
     void aClaimItsDispatchDoesNotKeepIsGivenBackAtOnce() throws Exception {
@@ -234,12 +263,14 @@ class ClaimAheadTest {
         return MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The in-memory store, counting single claims and batches, failing the next batch on request. */
+    /** The in-memory store, counting single claims and batches, failing the next batch (before or after applying it) on request. */
     private static final class CountingStore implements ClaimStore {
         final AtomicInteger claims = new AtomicInteger();
         final AtomicInteger batches = new AtomicInteger();
         final AtomicInteger extendsRefused = new AtomicInteger();
         final AtomicBoolean failNextBatch = new AtomicBoolean();
+        /** The next batch is applied, then fails as if its reply were lost. */
+        final AtomicBoolean failAfterNextBatch = new AtomicBoolean();
         final AtomicBoolean failExtends = new AtomicBoolean();
         private final ClaimStore store;
 
@@ -253,7 +284,11 @@ class ClaimAheadTest {
             if (failNextBatch.getAndSet(false)) {
                 throw new ClaimStoreException("counting", "claim", new IOException("connection reset"));
             }
-            return store.claimAll(requests);
+            List<ClaimResult> results = store.claimAll(requests);
+            if (failAfterNextBatch.getAndSet(false)) {
+                throw new ClaimStoreException("counting", "claim", new IOException("reply lost"));
+            }
+            return results;
         }
 
         @Override

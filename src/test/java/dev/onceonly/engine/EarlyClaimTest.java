@@ -1,16 +1,21 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
@@ -95,5 +100,58 @@ class EarlyClaimTest {
         assertEquals(9_000_000_000L + Duration.ofSeconds(1).toNanos(), early.renewAtNanos(), "not renewed");
         assertFalse(early.take(orders, key), "lost: the guard claims again in the message's turn");
         assertTrue(held(), "someone else's claim is left alone");
+    }
+
+    /** Unconfirmed for a whole lease since its request was sent, it may be another holder's: not taken from then on. */
+    @Test
+    void aClaimIsTakenUntilALeaseAfterItsRequestWasSent() {
+        EarlyClaim early = claimed();
+        nanos.addAndGet(orders.lease().toNanos() - 1);
+        assertTrue(early.take(orders, key));
+
+        EarlyClaim late = new EarlyClaim(engine, orders, new MessageKey("oo:orders:c", "c", "", null), "t2", ClaimResult.ACQUIRED, nanos.get());
+        nanos.addAndGet(orders.lease().toNanos());
+        assertFalse(late.take(orders, new MessageKey("oo:orders:c", "c", "", null)));
+    }
+
+    /** A done answer holds nothing: no renewal, nothing given back, and the guard takes it however long it waited. */
+    @Test
+    void aDoneAnswerHoldsNothingAndIsTakenAfterAnyWait() {
+        store.claim(key.storeKey(), "t", "", orders.lease());
+        store.complete(key.storeKey(), "t", "", Duration.ofMinutes(1));
+        EarlyClaim done = new EarlyClaim(engine, orders, key, "t", ClaimResult.done(""), nanos.get());
+        assertEquals(0, done.renewAtNanos(), "never due: not held by the sweep");
+        nanos.addAndGet(orders.lease().toNanos() * 2);
+        assertTrue(done.take(orders, key));
+    }
+
+    /** The store failed the renewal or the release: reported (metrics), the claim then runs out with its lease. */
+    @Test
+    void aRenewalOrReleaseTheStoreFailedIsReported() {
+        List<String> errors = new CopyOnWriteArrayList<>();
+        StoreFailurePolicyTest.CountingStore failing = new StoreFailurePolicyTest.CountingStore(store);
+        GuardEngine onFailing = new GuardEngine(failing, TransactionRunner.NONE, null, scheduler, new GuardListener() {
+            @Override
+            public void onOutcome(GuardEvent event) {
+            }
+
+            @Override
+            public void onStoreError(String consumer, String operation) {
+                errors.add(consumer + " " + operation);
+            }
+        }, new KeyDeriver("oo:"), nanos::get);
+        store.claim(key.storeKey(), "t", "", orders.lease());
+        EarlyClaim early = new EarlyClaim(onFailing, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
+        long due = early.renewAtNanos();
+        failing.down = true;
+        try (LogCapture log = new LogCapture()) {
+            early.renew(due);
+            assertTrue(log.contains("ONCE0202W"), log.lines().toString());
+        }
+        assertEquals(due, early.renewAtNanos(), "not renewed: due again at the next sweep");
+        early.abandon();
+        assertEquals(List.of("orders extend", "orders release"), errors);
+        failing.down = false;
+        assertTrue(held(), "left to run out with its lease");
     }
 }

@@ -570,6 +570,83 @@ class GuardEngineTest {
      * lease stays renewed and its key is marked done. Before, the runtime closed the store at once:
      * the completion failed and the message's redelivery would have run again.
      */
+    /**
+     * The phases the listener times (metrics, tracing spans): each started and ended, in order, for a
+     * processed message and for a refused one; the guard's own time excludes the handler's.
+     */
+    @Test
+    void theListenerTimesEachPhaseAndTheGuardsOwnTimeLeavesOutTheHandler() throws Exception {
+        List<String> phases = new CopyOnWriteArrayList<>();
+        GuardEngine timed = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, new dev.onceonly.spi.GuardListener() {
+            @Override
+            public void onOutcome(GuardEvent event) {
+                events.add(event);
+            }
+
+            @Override
+            public Phase startPhase(String consumer, String phase) {
+                phases.add(consumer + " " + phase);
+                return () -> phases.add("end " + phase);
+            }
+        }, keys);
+        assertEquals("slow", timed.guard(settings, message("timed"), null, () -> {
+            Thread.sleep(500);
+            return "slow";
+        }));
+        assertEquals(List.of("orders claim", "end claim", "orders finalise", "end finalise"), phases);
+        long guard = events.get(0).guardNanos();
+        assertTrue(guard > 0 && guard < TimeUnit.MILLISECONDS.toNanos(500), "the guard's time, without the handler's: " + guard);
+
+        phases.clear();
+        long r0 = System.nanoTime();
+        assertNull(timed.guard(settings, message("timed"), null, () -> "again"));
+        long refusedTook = System.nanoTime() - r0;
+        assertEquals(List.of("orders claim", "end claim"), phases, "a duplicate ends at the claim");
+        assertTrue(events.get(1).guardNanos() > 0 && events.get(1).guardNanos() <= refusedTook, "" + events.get(1).guardNanos());
+    }
+
+    /** A listener that throws cannot change what happens to the message: the delivery still gets its decision. */
+    @Test
+    void aFailingListenerChangesNothingForTheMessage() throws Exception {
+        GuardEngine broken = new GuardEngine(store, TransactionRunner.NONE, null, scheduler, event -> {
+            throw new IllegalStateException("metrics backend down");
+        }, keys);
+        RecordingDispatch delivery = new RecordingDispatch(view("listened"));
+        assertEquals("ok", broken.guard(settings, delivery, null, () -> "ok"));
+        assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
+        RecordingDispatch copy = new RecordingDispatch(view("listened"));
+        assertNull(broken.guard(settings, copy, null, () -> "again"));
+        assertEquals(List.of(Outcome.DUPLICATE), copy.outcomes());
+    }
+
+    /**
+     * A handler still running at the timeout: close waits that long, then gives up and says how many
+     * calls are unfinished (the runtime logs ONCE0008W with that count); the handler still completes.
+     */
+    @Test
+    void closingGivesUpAtTheTimeoutAndCountsTheUnfinishedCalls() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Object> running = CompletableFuture.supplyAsync(() -> {
+            try {
+                return engine.guard(settings, message("hangs"), null, () -> {
+                    started.countDown();
+                    release.await();
+                    return "late";
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+        long t0 = System.nanoTime();
+        assertEquals(1, engine.close(Duration.ofMillis(300)));
+        assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(300), "waited for the timeout");
+        release.countDown();
+        assertEquals("late", running.get(5, TimeUnit.SECONDS));
+        assertEquals(0, engine.inFlight());
+    }
+
     @Test
     void closingWaitsForRunningHandlersBeforeTheStoreCloses() throws Exception {
         InMemoryClaimStore memory = new InMemoryClaimStore(1000, Clock.systemUTC());

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -89,6 +90,26 @@ class LeaseSweepTest {
         assertTrue(dueNow.renewals.get() >= 3);
         assertTrue(dueAtNextSweep.renewals.get() >= 3);
         assertEquals(0, dueLater.renewals.get());
+    }
+
+    /**
+     * A shorter lease replaces the sweep rather than adding one: two sweeps would renew every lease
+     * twice as often, each renewal a round trip. Stopping cancels the one left.
+     */
+    @Test
+    void aFasterSweepReplacesTheSlowerOneAndStopCancelsIt() {
+        ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1);
+        pool.setRemoveOnCancelPolicy(true);
+        try {
+            LeaseSweep own = new LeaseSweep(pool, clock::get);
+            own.hold(new Counted(Long.MAX_VALUE), Duration.ofSeconds(60));
+            own.hold(new Counted(Long.MAX_VALUE), Duration.ofSeconds(6));
+            assertEquals(1, pool.getQueue().size(), "one sweep, every second");
+            own.stop();
+            assertEquals(0, pool.getQueue().size());
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     /** An engine closed before its first message stops a sweep that never started. */

@@ -15,6 +15,7 @@ import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.AfterEach;
@@ -85,7 +86,13 @@ class StoreFailurePolicyTest {
     @Test
     void aFailingStoreUnderRejectRefusesWithRetryAndRunsNothing() {
         store.down = true;
-        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(reject, "m"));
+        MessageRefusedException e;
+        try (LogCapture log = new LogCapture()) {
+            e = assertThrows(MessageRefusedException.class, () -> guard(reject, "m"));
+            assertTrue(log.lines().get(0).startsWith("ONCE0101W: Claim store 'counting' unavailable for consumer 'orders' (key "),
+                    log.lines().toString());
+            assertTrue(log.lines().get(0).endsWith("policy REJECT applied, outcome RETRY"), log.lines().toString());
+        }
         assertEquals(Outcome.RETRY, e.outcome());
         assertEquals("claim store unavailable", e.reason());
         assertEquals(Layer.CLAIM_STORE, events.get(0).layer());
@@ -104,7 +111,10 @@ class StoreFailurePolicyTest {
     @Test
     void aFailingStoreUnderLedgerOnlyLetsTheLedgerGuard() throws Exception {
         store.down = true;
-        assertEquals("ran", guard(ledgerOnly, "m"));
+        try (LogCapture log = new LogCapture()) {
+            assertEquals("ran", guard(ledgerOnly, "m"));
+            assertTrue(log.lines().get(0).endsWith("policy LEDGER_ONLY applied, outcome ledger decides"), log.lines().toString());
+        }
         assertEquals(1, inserts.get());
         assertEquals(Outcome.PROCESSED, events.get(0).outcome());
     }
@@ -112,8 +122,10 @@ class StoreFailurePolicyTest {
     @Test
     void aSuspendedStoreIsNotAskedAndResumingAsksItAgain() throws Exception {
         assertFalse(engine.suspended());
+        LogCapture log = new LogCapture();
         engine.suspend();
         engine.suspend();
+        assertEquals(List.of("ONCE0011W"), log.lines().stream().map(l -> l.substring(0, 9)).toList(), "said once");
         assertTrue(engine.suspended());
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(reject, "a"));
         assertEquals(Outcome.RETRY, e.outcome());
@@ -123,16 +135,24 @@ class StoreFailurePolicyTest {
 
         engine.resume();
         engine.resume();
+        log.close();
+        assertEquals(List.of("ONCE0011W", "ONCE0012I"), log.lines().stream().map(l -> l.substring(0, 9)).toList(),
+                "suspended and resumed, each said once; a suspended store's refusals are not logged per message");
         assertFalse(engine.suspended());
         assertEquals("ran", guard(reject, "c"));
         assertEquals(1, store.claims.get());
     }
 
-    /** Counts claims, and fails every call while {@link #down}. */
-    private static final class CountingStore implements ClaimStore {
+    /**
+     * Counts claims, and fails every call while {@link #down}, or while {@link #broken} with an
+     * exception the store contract does not allow. Also {@link GuardedCallReportTest}'s and
+     * {@link DoneWriterTest}'s.
+     */
+    static final class CountingStore implements ClaimStore {
         private final ClaimStore inner;
         final AtomicInteger claims = new AtomicInteger();
         volatile boolean down;
+        volatile boolean broken;
 
         CountingStore(ClaimStore inner) {
             this.inner = inner;
@@ -141,6 +161,9 @@ class StoreFailurePolicyTest {
         private void check(String operation) {
             if (down) {
                 throw new ClaimStoreException("counting", operation, new IOException("down"));
+            }
+            if (broken) {
+                throw new IllegalStateException("a bug in the store's " + operation);
             }
         }
 
