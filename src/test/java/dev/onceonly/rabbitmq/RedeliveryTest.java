@@ -163,7 +163,7 @@ class RedeliveryTest {
         Delivery d = delivery(1, 2);
         redelivery.retry(d, true);
         assertCopy(last(), "q", 2);
-        assertEquals(Delivery.Stage.PUBLISHING, d.stage);
+        assertEquals(Delivery.Stage.PUBLISHING, d.stage());
         assertEquals(List.of(), settled, "not acked before the broker confirmed the copy");
         confirmLast();
         assertEquals(List.of("ack 1"), settled);
@@ -187,7 +187,7 @@ class RedeliveryTest {
         String line = log.lines().stream().filter(l -> l.startsWith("ONCE0506W")).findFirst().orElseThrow();
         assertTrue(line.startsWith("ONCE0506W: Could not retry a message of channel 'orders' (body sha256 "), line);
         assertTrue(line.contains("): Refusal: the broker refused (nacked) the message; it is requeued after "), line);
-        assertEquals(Delivery.Stage.HELD, d.stage);
+        assertEquals(Delivery.Stage.HELD, d.stage());
         assertEquals(List.of(), settled);
         held.runQueued();
         assertEquals(List.of("nack 1 requeue=true"), settled);
@@ -260,8 +260,8 @@ class RedeliveryTest {
         redelivery.retryAfter(undeclarable, Duration.ofSeconds(9));
         assertTrue(log.contains("ONCE0520W"), log.lines().toString());
         assertEquals(List.of(), published);
-        assertEquals(Delivery.Stage.HELD, shortDelay.stage);
-        assertEquals(Delivery.Stage.HELD, undeclarable.stage);
+        assertEquals(Delivery.Stage.HELD, shortDelay.stage());
+        assertEquals(Delivery.Stage.HELD, undeclarable.stage());
         held.runQueued();
         assertEquals(2, published.size());
         assertCopy(published.get(0), "q", 1);

@@ -57,9 +57,11 @@ final class Invariants {
                     trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")"));
                 }
             }
-            if (kind.equals("normal") && dead && !deadLettered.get(id).equals("FAILED")) {
+            if (kind.equals("normal") && dead && !deadLettered.get(id).equals("FAILED")
+                    && !deadLettered.get(id).startsWith(SimJms.EXCEPTION_DESTINATION)) {
                 // Only its attempts running out may dead-letter a valid message: a copy refused as
-                // forged after a signing key's rotation, say, would be REJECTED.
+                // forged after a signing key's rotation, say, would be REJECTED. (A JMS provider
+                // counts every rollback, BUSY and RETRY included, against its redelivery limit.)
                 trace.violation(id + " dead-lettered as " + deadLettered.get(id) + ", not after its attempts");
             }
             if (w.mode.guarded() && !kind.equals("normal") && effects > 0) {

@@ -25,6 +25,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class SimJms {
 
+    /** How a message in the exception destination is reported among the dead letters. */
+    static final String EXCEPTION_DESTINATION = "exception destination";
+
     static final String QUEUE = "sim.orders";
     static final String DLQ = "sim.orders.dlq";
     /** Properties the publisher sets: the key ({@code key-header}), and which published copy a message is. */
@@ -73,7 +76,7 @@ final class SimJms {
     final List<Msg> exceptionDestination = new ArrayList<>();
     final List<TextMessage> deadLetters = new ArrayList<>();
     final List<Msg> sent = new ArrayList<>();
-    /** Per key digest, the instances that processed a message of it (with the ledger, its done mark is deferred). */
+    /** Per logical message, the instances that ran its handler (with the ledger, a done mark is deferred to the transaction's end). */
     final Map<String, List<SimLoop.Owner>> processedOn = new HashMap<>();
     private final List<SimJmsListener> listeners = new ArrayList<>();
     private final SimLoop loop;
@@ -203,7 +206,7 @@ final class SimJms {
             found.put(d.text.substring(0, d.text.indexOf(':')), "dead-letter queue: " + outcome);
         }
         for (Msg m : exceptionDestination) {
-            found.putIfAbsent(m.logicalId, "exception destination: " + m.exceptionReason);
+            found.putIfAbsent(m.logicalId, EXCEPTION_DESTINATION + ": " + m.exceptionReason);
         }
         return found;
     }
@@ -246,13 +249,13 @@ final class SimJms {
     }
 
     /**
-     * Whether an instance that processed the message's key died (with the ledger, its done mark
+     * Whether an instance that ran the message's handler died (with the ledger, its done mark
      * waits in DoneWriter: the key stays in progress until its lease ends, a BUSY README names),
      * so that the ledger's duplicate could not mark a key another holder had. Conservative: a
      * death at any time after counts.
      */
     private boolean deferredMarkLost(Msg m) {
-        return processedOn.getOrDefault(m.keyDigest, List.of()).stream().anyMatch(o -> o.dead);
+        return processedOn.getOrDefault(m.logicalId, List.of()).stream().anyMatch(o -> o.dead);
     }
 
     boolean settled() {

@@ -147,15 +147,16 @@ final class SimJmsListener {
                     d.msg().heldRounds++;
                 }
                 d.msg().keyDigest = event.keyDigest();
-                if (event.outcome() == Outcome.PROCESSED) {
-                    world.jms.processedOn.computeIfAbsent(event.keyDigest(), k -> new java.util.ArrayList<>()).add(instance.owner);
-                }
                 d.msg().decisions.put(d.count(), event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER
                         ? SimJms.LEDGER_DUPLICATE : event.outcome().name());
             }
         };
         try {
-            instance.engine().guard(instance.settings(), dispatch, null, () -> instance.work(dispatch));
+            instance.engine().guard(instance.settings(), dispatch, null, () -> {
+                // Noted as the handler starts: an instance that dies right after its commit never decides.
+                world.jms.processedOn.computeIfAbsent(d.msg().logicalId, k -> new java.util.ArrayList<>()).add(instance.owner);
+                return instance.work(dispatch);
+            });
         } catch (MessageRefusedException refused) {
             refusals.settle(view, refused);
         }
