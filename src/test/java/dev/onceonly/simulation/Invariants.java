@@ -81,7 +81,7 @@ final class Invariants {
         }
         if (w.jms != null) {
             Set<String> faulted = new HashSet<>();
-            w.storeFaulted.keySet().forEach(key -> faulted.add(w.keyOf.get(key)));
+            w.stores.forEach(store -> store.faultedKeys().forEach(key -> faulted.add(w.keyOf.get(key))));
             w.jms.check(trace, faulted);
         }
         for (String key : w.keysSeen) {

@@ -216,7 +216,8 @@ final class SimJms {
      * transaction, and no BUSY round right after a duplicate the ledger caught (its key is marked
      * done as its transaction ends, so its redelivery is a duplicate the claim store finds, not a
      * held round spending the provider's limit), unless a store fault hit that message's key
-     * ({@code storeFaulted}: the mark then waits for the sweep). Reports the most held rounds one
+     * ({@code storeFaulted}: the mark then waits for the sweep, or a claim whose answer was lost is
+     * held until its lease ends). Reports the most held rounds one
      * message had, and the ledger's duplicates that the limit took aside all the same (their
      * earlier deliveries spent it).
      */

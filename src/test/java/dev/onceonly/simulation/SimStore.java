@@ -39,6 +39,11 @@ final class SimStore implements ClaimStore {
     private final Faults faults;
     private final Set<String> keysSeen;
     /**
+     * Keys of every call a fault hit, a claim's too: a claim the store took but whose answer was lost
+     * is held until its lease ends, and a copy meanwhile is {@code BUSY} (JMS counts that round).
+     */
+    private final Set<String> faultedKeys = new java.util.HashSet<>();
+    /**
      * Told the keys of every done mark a fault hit, and of every done mark that landed after the lease
      * its pre-commit check confirmed: without a ledger, their messages may run again (README's
      * windows), with why.
@@ -108,6 +113,11 @@ final class SimStore implements ClaimStore {
     /** {@code -Dsim.storeCalls=true}: every call the store acted on, in the trace (for a replay). */
     private static final boolean TRACE_CALLS = Boolean.getBoolean("sim.storeCalls");
 
+    /** {@return the keys of every call a fault hit} */
+    Set<String> faultedKeys() {
+        return faultedKeys;
+    }
+
     private void traceCall(String op, List<String> keys, Object result) {
         if (TRACE_CALLS) {
             loop.trace.event(owner + " store " + op + " " + keys + " -> " + result);
@@ -122,10 +132,12 @@ final class SimStore implements ClaimStore {
     private <T> T call(String op, List<String> keys, List<String> marks, Supplier<T> body) {
         Trace trace = loop.trace;
         if (trace.fault(loop.chance(faults.freeze()), "store frozen " + faults.freezeFor().toMillis() + " ms under " + owner + " " + op)) {
+            faultedKeys.addAll(keys);
             faulted.accept(marks, FAULT);
             loop.pause(owner, faults.freezeFor().toNanos());
         }
         if (trace.fault(loop.chance(faults.failBefore()), "store call " + op + " of " + owner + " times out unseen")) {
+            faultedKeys.addAll(keys);
             faulted.accept(marks, FAULT);
             loop.roundTrip(owner, 2_000);
             throw new ClaimStoreException("sim", op, new java.net.SocketTimeoutException("simulated"));
@@ -142,6 +154,7 @@ final class SimStore implements ClaimStore {
             traceCall(op, keys, result);
         }
         if (trace.fault(loop.chance(faults.lostReply()), "reply to " + op + " of " + owner + " lost")) {
+            faultedKeys.addAll(keys);
             faulted.accept(marks, FAULT);
             throw new ClaimStoreException("sim", op, new java.net.SocketTimeoutException("simulated, after the store acted"));
         }
