@@ -87,7 +87,7 @@ final class ClaimLoad implements AutoCloseable {
                 return true;
             })) {
                 op(() -> {
-                    RedisClaimStore.Completion c = store.completeReplicated(key, token, "fp", RETENTION);
+                    ReplicaWait.Completion c = store.completeReplicated(key, token, "fp", RETENTION);
                     if (c.result() != HolderResult.APPLIED) {
                         // The claim itself was lost in a fail-over (written on the old master only).
                         claimsLost.incrementAndGet();

@@ -62,7 +62,7 @@ class RedisAclTest {
                     String key = "oo:acl:wait:" + user;
                     store.claim(key, "t1", "fp", Duration.ofSeconds(30));
                     // No replica here: WAIT answers 0 after its timeout, or is refused (-1) without +wait.
-                    assertEquals(new RedisClaimStore.Completion(HolderResult.APPLIED, user.equals("with-wait") ? 0 : -1, false),
+                    assertEquals(new ReplicaWait.Completion(HolderResult.APPLIED, user.equals("with-wait") ? 0 : -1, false),
                             store.completeReplicated(key, "t1", "fp", Duration.ofHours(1)));
                     assertEquals(ClaimResult.done("fp"), store.claim(key, "t2", "fp", Duration.ofSeconds(30)));
                 }

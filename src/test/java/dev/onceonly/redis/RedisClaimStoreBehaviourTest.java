@@ -179,7 +179,7 @@ class RedisClaimStoreBehaviourTest {
     void unreachableRedisSurfacesAsClaimStoreException() {
         RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:1"), "",
                 false, null, "secret-password", 0, Duration.ofMillis(200), Duration.ofMillis(200), 2);
-        try (RedisClaimStore down = new RedisClaimStore(RedisClaimStore.client(settings))) {
+        try (RedisClaimStore down = new RedisClaimStore(RedisConnection.client(settings))) {
             ClaimStoreException e = assertThrows(ClaimStoreException.class,
                     () -> down.claim(prefix + "x", "t1", "fp", Duration.ofSeconds(5)));
             assertEquals("redis", e.store());
@@ -201,7 +201,7 @@ class RedisClaimStoreBehaviourTest {
         try (dev.onceonly.testing.PrivateRedis paused = new dev.onceonly.testing.PrivateRedis()) {
             RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:" + paused.port()),
                     "", false, null, null, 0, Duration.ofMillis(500), socketTimeout, 4);
-            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings), socketTimeout)) {
+            try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(settings), socketTimeout)) {
                 store.claim(prefix + "warm", "t0", "fp", Duration.ofSeconds(5)); // a pooled connection exists
                 paused.pause();
                 try {
@@ -245,7 +245,7 @@ class RedisClaimStoreBehaviourTest {
              dev.onceonly.testing.TcpProxy proxy = new dev.onceonly.testing.TcpProxy(server.port())) {
             RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, java.util.List.of("127.0.0.1:" + proxy.port()),
                     "", false, null, null, 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 4);
-            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
+            try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(settings))) {
                 // Every script loaded first: the lost reply must be the command's own, not a NOSCRIPT.
                 store.claim(prefix + "warm", "t0", "fp", Duration.ofSeconds(30));
                 store.complete(prefix + "warm", "t0", "fp", Duration.ofSeconds(30));
@@ -421,7 +421,7 @@ class RedisClaimStoreBehaviourTest {
              RedisClient ownAdmin = server.client()) {
             RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, List.of("127.0.0.1:" + proxy.port()),
                     "", false, null, null, 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 4);
-            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
+            try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(settings))) {
                 // Every script loaded first: the lost replies must be the commands' own, not NOSCRIPT.
                 store.claim("warm", "t0", "fp", Duration.ofSeconds(30));
                 store.complete("warm", "t0", "fp", Duration.ofSeconds(30));

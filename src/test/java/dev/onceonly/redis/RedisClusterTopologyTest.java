@@ -159,7 +159,7 @@ class RedisClusterTopologyTest {
             assertEquals(ClaimResult.ACQUIRED, plain.claim(asked, "t", "fp", ClaimLoad.LEASE));
             assertThrows(redis.clients.jedis.exceptions.JedisAskDataException.class, () -> src.get(asked),
                     "the key is not on the source");
-            RedisClaimStore.Completion afterAsk = waiting.completeReplicated(asked, "t", "fp", ClaimLoad.RETENTION);
+            ReplicaWait.Completion afterAsk = waiting.completeReplicated(asked, "t", "fp", ClaimLoad.RETENTION);
             assertEquals(HolderResult.APPLIED, afterAsk.result());
             assertTrue(afterAsk.confirmed(), "WAIT ran on the target, after the write: " + afterAsk);
             dst.sendCommand(redis.clients.jedis.Protocol.Command.ASKING);
@@ -172,7 +172,7 @@ class RedisClusterTopologyTest {
                 }
             }
             assertEquals(ClaimResult.ACQUIRED, plain.claim(moved, "t", "fp", ClaimLoad.LEASE));
-            RedisClaimStore.Completion afterMoved = waiting.completeReplicated(moved, "t", "fp", ClaimLoad.RETENTION);
+            ReplicaWait.Completion afterMoved = waiting.completeReplicated(moved, "t", "fp", ClaimLoad.RETENTION);
             assertEquals(HolderResult.APPLIED, afterMoved.result());
             assertTrue(afterMoved.confirmed(), "WAIT ran on the new owner, after the write: " + afterMoved);
             assertEquals("Dfp", dst.get(moved));
@@ -235,13 +235,13 @@ class RedisClusterTopologyTest {
                 }
                 try (Jedis j = cluster.node(flushed).client()) {
                     j.scriptFlush();
-                    assertEquals(false, j.scriptExists(sha(RedisClaimStore.CLAIM)));
+                    assertEquals(false, j.scriptExists(sha(ClaimScripts.CLAIM)));
                 }
                 int onFlushed = 0;
                 for (int i = 0; i < 60; i++) {
                     String key = prefix + (store == plain ? "plain:" : "wait:") + i;
                     assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t", "fp", ClaimLoad.LEASE));
-                    RedisClaimStore.Completion c = store.completeReplicated(key, "t", "fp", ClaimLoad.RETENTION);
+                    ReplicaWait.Completion c = store.completeReplicated(key, "t", "fp", ClaimLoad.RETENTION);
                     assertEquals(HolderResult.APPLIED, c.result());
                     // WAIT answered (a count, not -1) after the reload too; whether the replica made it
                     // within 200 ms on a busy machine is not this test's business.
@@ -251,7 +251,7 @@ class RedisClusterTopologyTest {
                 assertTrue(onFlushed > 0, "some keys were on the flushed node");
                 try (Jedis j = cluster.node(flushed).client()) {
                     // A native claim needs no script: only the completion's is loaded again.
-                    assertEquals(List.of(store == plain, true), j.scriptExists(sha(RedisClaimStore.CLAIM), sha(RedisClaimStore.COMPLETE)));
+                    assertEquals(List.of(store == plain, true), j.scriptExists(sha(ClaimScripts.CLAIM), sha(ClaimScripts.COMPLETE)));
                 }
             }
         }

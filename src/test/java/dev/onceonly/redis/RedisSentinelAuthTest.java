@@ -74,7 +74,7 @@ class RedisSentinelAuthTest {
 
     @Test
     void theStoreAuthenticatesToTheSentinels() {
-        try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(
+        try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(
                 settings(new RedisSettings.SentinelAuth(null, SENTINEL_PASSWORD, false))))) {
             assertEquals(ClaimResult.ACQUIRED, store.claim("oo:sentinel:" + UUID.randomUUID(), "t1", "fp", Duration.ofSeconds(5)));
         }
@@ -83,7 +83,7 @@ class RedisSentinelAuthTest {
     @Test
     void withoutTheSentinelsPasswordTheMasterIsNotFound() {
         assertThrows(RuntimeException.class, () -> {
-            try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings(RedisSettings.SentinelAuth.NONE)))) {
+            try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(settings(RedisSettings.SentinelAuth.NONE)))) {
                 store.claim("oo:sentinel:" + UUID.randomUUID(), "t1", "fp", Duration.ofSeconds(5));
             }
         });

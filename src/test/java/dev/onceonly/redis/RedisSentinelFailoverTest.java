@@ -135,8 +135,8 @@ class RedisSentinelFailoverTest {
              LogCapture log = new LogCapture()) {
             String first = "oo:wait:" + UUID.randomUUID();
             store.claim(first, "t", "fp", ClaimLoad.LEASE);
-            RedisClaimStore.Completion ok = store.completeReplicated(first, "t", "fp", ClaimLoad.RETENTION);
-            assertEquals(new RedisClaimStore.Completion(HolderResult.APPLIED, 1, true), ok);
+            ReplicaWait.Completion ok = store.completeReplicated(first, "t", "fp", ClaimLoad.RETENTION);
+            assertEquals(new ReplicaWait.Completion(HolderResult.APPLIED, 1, true), ok);
             // A batch through the Sentinel client: pipelined to the master, its one WAIT confirms every key.
             List<ClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
             List<ClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
@@ -154,9 +154,9 @@ class RedisSentinelFailoverTest {
                 String second = "oo:wait:" + UUID.randomUUID();
                 store.claim(second, "t", "fp", ClaimLoad.LEASE);
                 long start = System.nanoTime();
-                RedisClaimStore.Completion shortfall = store.completeReplicated(second, "t", "fp", ClaimLoad.RETENTION);
+                ReplicaWait.Completion shortfall = store.completeReplicated(second, "t", "fp", ClaimLoad.RETENTION);
                 long tookMillis = (System.nanoTime() - start) / 1_000_000;
-                assertEquals(new RedisClaimStore.Completion(HolderResult.APPLIED, 0, false), shortfall);
+                assertEquals(new ReplicaWait.Completion(HolderResult.APPLIED, 0, false), shortfall);
                 assertTrue(tookMillis >= 140 && tookMillis < 1000, "waited about wait-timeout: " + tookMillis + " ms");
                 assertEquals(1, store.unconfirmedCompletions());
                 assertTrue(log.contains("ONCE0109W"), log.lines().toString());

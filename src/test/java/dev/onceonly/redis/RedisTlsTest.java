@@ -69,7 +69,7 @@ class RedisTlsTest {
     }
 
     private static ClaimResult claimThrough(RedisSettings settings) {
-        try (RedisClaimStore store = new RedisClaimStore(RedisClaimStore.client(settings))) {
+        try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(settings))) {
             return store.claim("oo:tls:" + UUID.randomUUID(), "t1", "fp", Duration.ofSeconds(5));
         }
     }
