@@ -85,7 +85,7 @@ public final class RedisClaimStore implements ClaimStore {
      */
     public RedisClaimStore(UnifiedJedis redis, Duration quietAfterTimeout, int waitReplicas, Duration waitTimeout,
                            RedisSettings.NativeClaim nativeClaim) {
-        this(new ReplicaWait(waitReplicas, waitTimeout.toMillis()), new RedisConnection(redis), quietAfterTimeout, nativeClaim);
+        this(new ReplicaWait(waitReplicas, waitTimeout), new RedisConnection(redis), quietAfterTimeout, nativeClaim);
     }
 
     /** The wait comes first: it checks {@code waitReplicas} before the connection exists. */
@@ -108,7 +108,7 @@ public final class RedisClaimStore implements ClaimStore {
     public static RedisClaimStore connect(RedisSettings settings) {
         // In a cluster one node's timeout says nothing about the others: no quiet time there.
         Duration quiet = settings.mode() == RedisSettings.Mode.CLUSTER ? Duration.ZERO : settings.socketTimeout();
-        RedisClaimStore store = new RedisClaimStore(new ReplicaWait(settings.waitReplicas(), settings.waitTimeout().toMillis()),
+        RedisClaimStore store = new RedisClaimStore(new ReplicaWait(settings.waitReplicas(), settings.waitTimeout()),
                 RedisConnection.open(settings), quiet, settings.nativeClaim());
         store.connection.checkEvictionPolicy();
         LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());

@@ -6,6 +6,7 @@ import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.exceptions.JedisDataException;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,16 +53,16 @@ final class ReplicaWait {
     }
 
     /**
-     * @param replicas      replicas that must acknowledge a completion (Redis {@code WAIT}); 0 not to wait
-     * @param timeoutMillis how long a completion waits for them at most
+     * @param replicas replicas that must acknowledge a completion (Redis {@code WAIT}); 0 not to wait
+     * @param timeout  how long a completion waits for them at most
      * @throws IllegalArgumentException if {@code replicas} is negative
      */
-    ReplicaWait(int replicas, long timeoutMillis) {
+    ReplicaWait(int replicas, Duration timeout) {
         if (replicas < 0) {
             throw new IllegalArgumentException("waitReplicas must not be negative: " + replicas);
         }
         this.replicas = replicas;
-        this.timeoutMillis = timeoutMillis;
+        this.timeoutMillis = timeout.toMillis();
     }
 
     /** {@return whether completions are followed by {@code WAIT}} */
