@@ -29,16 +29,20 @@ public final class ConsumerProperties {
             "content", "message-id", "header", "json-pointer", "parameter")
             .shownAs("the annotation's `keyStrategy`; else `parameter` with an `@IdempotencyKey` parameter, else `content`"));
     static final Property KEY_HEADER = CONSUMER.add(Property.of("key-header", Type.LIST, null,
-            "For `header`: the header name, or several comma-separated for a composite key.")
+            "For `header`: a header name, or several comma-separated for a composite key (see \"Composite "
+                    + "keys\" in the README).")
             .shownAs("the annotation's `keyHeader`"));
     static final Property KEY_POINTER = CONSUMER.add(Property.of("key-pointer", Type.LIST, null,
-            "For `json-pointer`: a JSON Pointer such as `/orderId`, or several comma-separated for a composite key.")
+            "For `json-pointer`: a JSON Pointer such as `/orderId`, or several comma-separated for a "
+                    + "composite key (see \"Composite keys\" in the README).")
             .shownAs("the annotation's `keyPointer`"));
     static final Property MISSING_KEY = CONSUMER.add(Property.choice("missing-key", "reject",
             "A message without the key: `reject` it, or fall back to the `content` key.", "reject", "content"));
     static final Property LEASE = CONSUMER.add(Property.duration("lease", null,
             "Claim lease while the handler runs, renewed as long as it runs; after a crash, the dead instance's messages "
-                    + "are BUSY for at most this long. At least " + Durations.format(ConsumerSettings.MIN_LEASE) + ".")
+                    + "are BUSY for at most this long. At least " + Durations.format(ConsumerSettings.MIN_LEASE) + "Claim lease while the handler runs, renewed every lease/6 to lease/3 as long as it runs (a "
+                    + "handler longer than the lease is fine); after a crash, the dead instance's messages are BUSY "
+                    + "for at most this long.")
             .shownAs("the annotation's `lease`, else `" + Durations.format(ConsumerSettings.DEFAULT_LEASE) + "`"));
     static final Property RETENTION = CONSUMER.add(Property.duration("retention", null,
             "How long a processed key is remembered; not shorter than the lease.")
@@ -52,7 +56,8 @@ public final class ConsumerProperties {
                     + "`java.lang.Exception` turns the defaults off.")
             .shownAs("the annotation's `retryFor`, else none"));
     static final Property NO_RETRY_FOR = CONSUMER.add(Property.of("no-retry-for", Type.LIST, null,
-            "Exception classes not worth retrying: comma-separated class names (nested classes with `$`).")
+            "Exceptions not worth retrying: comma-separated class names (nested classes with `$`); see "
+                    + "\"Which failures are retried\" in the README.")
             .shownAs("the annotation's `noRetryFor`, else none (the defaults still apply)"));
     static final Property CONFLICT = CONSUMER.add(Property.choice("conflict", "strict",
             "Same key, different body: `strict` (`CONFLICT`) or `ignore` (`DUPLICATE`).", "strict", "ignore")

@@ -95,6 +95,19 @@ public record Property(String key, String name, Type type, String fallback, Stri
     }
 
     /**
+     * A whole number from {@code min} to {@code max} that has no default (unset: off).
+     *
+     * @param key         the key
+     * @param min         smallest accepted value
+     * @param max         largest accepted value
+     * @param description what it does
+     * @return the property
+     */
+    public static Property whole(String key, long min, long max, String description) {
+        return new Property(key, key, Type.INTEGER, null, null, min, max, List.of(), null, description);
+    }
+
+    /**
      * A duration.
      *
      * @param key         the key

@@ -178,7 +178,7 @@ final class ChannelConfig {
             // Durations.parse accepts 500us; the broker counts milliseconds, and 0 expires everything not delivered at once.
             throw config.invalid(MESSAGE_TTL, config.string(MESSAGE_TTL).orElseThrow(), "at least 1ms");
         }
-        int maxLength = config.intValue(MAX_LENGTH);
+        int maxLength = config.intValue(MAX_LENGTH, 0, (int) MAX_LENGTH.min(), (int) MAX_LENGTH.max());
         String overflow = null;
         if (config.string(OVERFLOW).isPresent()) {
             overflow = config.choice(OVERFLOW);

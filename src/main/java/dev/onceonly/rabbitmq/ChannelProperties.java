@@ -40,8 +40,10 @@ public final class ChannelProperties {
             key -> CHANNEL + key);
 
     static final Property ADDRESSES = CONNECTION.add(Property.of("addresses", Type.LIST, null,
-            "Several broker nodes, `mq1:5672,mq2:5672` (a node without a port gets the default one; IPv6 in brackets); "
-                    + "replaces `host` and `port`. Each connection, and each recovery, tries them in a shuffled order."));
+            "Several broker nodes, `mq1:5672,mq2:5672` (a node without a port gets the default one; IPv6 in "
+                    + "brackets); replaces `host` and `port` (as in SmallRye's connector). Each connection, and each "
+                    + "recovery, tries them in a shuffled order, so instances spread over a cluster and a connection "
+                    + "recovers to any node that answers."));
     static final Property HOST = CONNECTION.add(Property.of("host", Type.TEXT, "localhost", "The broker's host."));
     static final Property PORT = CONNECTION.add(Property.whole("port", 5672, 1, 65_535, "The broker's port.")
             .shownAs("`5672` (`5671` with TLS)"));
@@ -50,9 +52,11 @@ public final class ChannelProperties {
             "The password; never logged."));
     static final Property VIRTUAL_HOST = CONNECTION.add(Property.of("virtual-host", Type.TEXT, "/", "The virtual host."));
     static final Property CREDENTIALS_PROVIDER = CONNECTION.add(Property.of("credentials-provider-name", Type.TEXT, null,
-            "Rotating credentials: the `@Named` name of a CDI bean of type `com.rabbitmq.client.impl.CredentialsProvider`, "
-                    + "asked at every connection and recovery. Not together with `username`/`password`; an incoming "
-                    + "channel then needs its own `copy-signing-key`."));
+            "Rotating credentials, as in SmallRye's connector: the `@Named` name of a CDI bean of type "
+                    + "amqp-client's `com.rabbitmq.client.impl.CredentialsProvider` (e.g. one reading a vault); asked "
+                    + "at every connection and every recovery, so a rotated password takes effect at the next "
+                    + "reconnection without a restart. Not together with `username`/`password`; an incoming channel "
+                    + "then needs its own `copy-signing-key` (the derived one would change with the password)."));
     static final Property TLS = CONNECTION.add(Property.flag("tls", false,
             "TLS with the JVM's (the server's) trust store.").alsoAs("ssl"));
     static final Property VERIFY_HOSTNAME = CONNECTION.add(Property.flag("tls.verify-hostname", true,
@@ -97,22 +101,31 @@ public final class ChannelProperties {
     static final Property PREFETCH = INCOMING.add(Property.whole("prefetch", 16, 1, 65_535,
             "Unacked deliveries per consumer, held retries included.").alsoAs("max-outstanding-messages"));
     static final Property CLAIM_AHEAD = INCOMING.add(Property.whole("claim-ahead", 0, 0, 1_024,
-            "For a guarded method whose key comes from the message alone: claim, in the round trip of a delivery's claim, "
-                    + "the keys of up to `claim-ahead − 1` deliveries buffered behind it; `0` or `1`: off. If the "
-                    + "instance dies, up to that many messages are `BUSY` elsewhere until their leases end."));
+            "For a guarded `@Incoming` method whose key comes from the message alone: when the guard claims "
+                    + "a delivery's key, it claims in the same round trip (a Redis pipeline) the keys of up to "
+                    + "`claim-ahead − 1` deliveries received behind it (within `prefetch`); each of those is then "
+                    + "guarded without a claim of its own, and the channel hands deliveries over on a thread of its "
+                    + "own. `0` or `1`: each message is claimed in its turn. It shortens the guard's wait, not its CPU "
+                    + "(`BENCHMARKS.md`). What it costs: if the instance dies, up to `claim-ahead` messages it had "
+                    + "claimed are `BUSY` elsewhere until their leases end; the batch shows as one "
+                    + "`onceonly.claim-ahead` span."));
     static final Property MAX_ATTEMPTS = INCOMING.add(Property.whole("max-attempts", 5, 1, 1_000,
             "Deliveries of a failing message before it is dead-lettered."));
     static final Property RETRY_DELAY = INCOMING.add(Property.duration("retry-delay", "1s",
-            "How long a BUSY or RETRY delivery is held before it goes back, and the backoff after a FAILED first "
-                    + "attempt. At most `1d`."));
+            "How long a BUSY or RETRY delivery is held before it goes back (fixed: they are not attempts), "
+                    + "and the backoff after a FAILED first attempt. At most `1d`."));
     static final Property RETRY_MULTIPLIER = INCOMING.add(Property.of("retry-multiplier", Type.DECIMAL, "2",
-            "A FAILED delivery's backoff grows by this factor per attempt; `1` to `10`, `1` keeps it fixed."));
+            "A FAILED delivery's backoff grows by this factor per attempt: with the defaults about 1 s, 2 s, "
+                    + "4 s, 8 s before attempts 2 to 5 (each drawn between half and all of it). `1` to `10`; `1` keeps "
+                    + "it fixed at `retry-delay`."));
     static final Property RETRY_MAX_DELAY = INCOMING.add(Property.duration("retry-max-delay", null,
             "Cap of a FAILED delivery's backoff; from `retry-delay` to `1d`.")
             .shownAs("`1m`, or `retry-delay` when that is longer"));
     static final Property RETRY_BROKER_DELAY_ABOVE = INCOMING.add(Property.duration("retry-broker-delay-above", "5s",
-            "A backoff longer than this waits in a delay queue the broker holds (`<queue>.onceonly.delay.<ms>`) instead "
-                    + "of unacked in the consumer; at least `1s`."));
+            "A backoff longer than this waits in a delay queue the broker holds "
+                    + "(`<queue>.onceonly.delay.<ms>`) instead of unacked in the consumer; at least `1s`. Set it above "
+                    + "`retry-max-delay` to keep every delay in the consumer. With a delay queue possible, "
+                    + "`queue.name` is limited to what leaves room for the suffix (255 characters in all)."));
     static final Property DEAD_LETTER_EXCHANGE = INCOMING.add(Property.of("dead-letter.exchange", Type.TEXT, null,
             "Where dead letters are published; must differ from `exchange.name`.").shownAs("`<queue>.dlx`")
             .alsoAs("dead-letter-exchange"));
@@ -127,26 +140,43 @@ public final class ChannelProperties {
             "Quorum queues: the broker's `x-delivery-limit` (returns the connector did not make); at least `max-attempts`.")
             .shownAs("`max(20, max-attempts)`").alsoAs("queue.x-delivery-limit"));
     static final Property PAYLOAD_TYPE = INCOMING.add(Property.choice("payload-type", "string",
-            "`string` (UTF-8 text) or `bytes`; must match the method's payload parameter.", "string", "bytes"));
+            "`string` (UTF-8 text) or `bytes`; must match the method's payload parameter (a mismatch fails "
+                    + "every delivery, which ends in the dead-letter queue).", "string", "bytes"));
     static final Property COPY_SIGNING_KEY = INCOMING.add(Property.of("copy-signing-key", Type.SECRET, null,
-            "Key of the HMAC that proves a retry copy was made by this connector; the same on every instance consuming "
-                    + "the queue, and required with `credentials-provider-name`. Where the broker password changes, set "
-                    + "one: copies signed with the derived key before the change would be dead-lettered after it.")
+            "Key of the HMAC that proves a retry copy was made by this connector; every instance consuming "
+                    + "the queue must have the same (secret; never logged). Where the broker password changes, set "
+                    + "one: the derived key changes with the password, and cannot be listed in "
+                    + "`copy-signing-previous-keys`, so copies signed before the change (retries in flight, copies in "
+                    + "delay queues) would be dead-lettered as `REJECTED` after it. Going from the derived key to an "
+                    + "explicit one is such a change too: do it when no retries are pending, or expect those copies in "
+                    + "the dead-letter queue. Required with `credentials-provider-name`.")
             .shownAs("derived from the channel's credentials, virtual host and queue"));
     static final Property COPY_SIGNING_PREVIOUS_KEYS = INCOMING.add(Property.of("copy-signing-previous-keys", Type.SECRET, null,
-            "Keys a retry copy may also be signed with, comma-separated, none empty: accepted, never used to sign, so "
-                    + "keys can be rotated with a rolling restart (README, \"Connector properties\")."));
+            "Keys a retry copy may also be signed with, comma-separated (each trimmed; an empty entry stops "
+                    + "the start), secret like `copy-signing-key`: copies are signed with `copy-signing-key` only and "
+                    + "accepted with it or any of these, so a copy signed before a key change is still processed. To "
+                    + "rotate with a rolling restart: **1.** on every instance, add the new key here; **2.** on every "
+                    + "instance, set `copy-signing-key` to the new key and list the old key here in its place; **3.** "
+                    + "once no copy signed with the old key can be left (at least `retry-max-delay` after step 2, plus "
+                    + "the time the queue's backlog takes to drain), remove it. If no instance with the old "
+                    + "configuration runs beside one with the new, step 2 alone will do."));
     static final Property SINGLE_ACTIVE_CONSUMER = INCOMING.add(Property.flag("queue.single-active-consumer", false,
-            "`x-single-active-consumer`: the broker delivers to one consumer of the queue at a time, the others wait "
-                    + "as hot standbys."));
+            "`x-single-active-consumer`: the broker delivers to one consumer of the queue at a time, the "
+                    + "others (other instances, `concurrency` copies) wait as hot standbys and take over when it goes; "
+                    + "for handlers that must see a queue's messages in order."));
     static final Property MESSAGE_TTL = INCOMING.add(Property.duration("queue.message-ttl", null,
-            "`x-message-ttl`: a message not delivered within it is dead-lettered by the broker; a bare number is "
-                    + "milliseconds; at most 4294967295 ms.").alsoAs("queue.ttl"));
-    static final Property MAX_LENGTH = INCOMING.add(Property.whole("queue.max-length", 0, 1, Integer.MAX_VALUE,
-            "`x-max-length`: ready messages the queue holds at most.").shownAs("none"));
+            "`x-message-ttl`: a message not delivered within it (`30s`, `24h`, or milliseconds) is "
+                    + "dead-lettered by the broker into the channel's dead-letter queue, with the broker's `x-death` "
+                    + "header (reason `expired`), not the connector's `x-onceonly-*` ones. At most 4294967295 ms.").alsoAs("queue.ttl"));
+    static final Property MAX_LENGTH = INCOMING.add(Property.whole("queue.max-length", 1, Integer.MAX_VALUE,
+            "`x-max-length`: ready messages the queue holds at most (unacked ones do not count).").shownAs("none"));
     static final Property OVERFLOW = INCOMING.add(Property.choice("queue.overflow", "drop-head",
-            "`x-overflow`, with `queue.max-length` only: `drop-head` dead-letters the oldest message, `reject-publish` "
-                    + "refuses the new one, `reject-publish-dlx` refuses and dead-letters it (classic queues only).",
+            "`x-overflow`, with `queue.max-length` only: `drop-head` dead-letters the oldest message "
+                    + "(`x-death` reason `maxlen`), `reject-publish` refuses the new one with a publisher nack (an "
+                    + "outgoing channel's send fails; a retry copy is requeued instead, nothing lost), "
+                    + "`reject-publish-dlx` refuses it and dead-letters it (classic queues only: quorum queues do not "
+                    + "support it, and the start fails naming the property). A quorum queue checks the limit after a "
+                    + "publish is applied and may take one message past it.",
             QueueArguments.OVERFLOWS).shownAs("`drop-head` (the broker's)"));
 
     /** Settings of outgoing channels. */
@@ -158,7 +188,8 @@ public final class ChannelProperties {
             .shownAs("the channel name").alsoAs("default-routing-key"));
     static final Property PERSISTENT = OUTGOING.add(Property.flag("persistent", true, "Delivery mode 2."));
     static final Property MANDATORY = OUTGOING.add(Property.flag("mandatory", true,
-            "A message no queue takes fails its send instead of being confirmed and dropped."));
+            "A message no queue takes fails its send (`Emitter.send` completes exceptionally, the message is "
+                    + "nacked) instead of being confirmed and dropped."));
     static final Property MAX_INFLIGHT = OUTGOING.add(Property.whole("max-inflight", 256, 1, 65_535,
             "Publishes awaiting their confirm at once.").alsoAs("max-inflight-messages"));
 }
