@@ -11,9 +11,9 @@ import java.util.function.Function;
 
 /**
  * Typed, validated reads of configuration values: the one place OnceOnly parses a property, and only
- * a {@link Property} of the catalogue (a {@link PropertySet}), so nothing is read that
+ * a {@code Property} of the catalogue (a {@code PropertySet}), so nothing is read that
  * {@code docs/configuration.md} does not list. An unset property takes the catalogue's default
- * ({@link Property#fallback()}), parsed like a written value, unless the call gives one worked out
+ * ({@code Property#fallback()}), parsed like a written value, unless the call gives one worked out
  * from other values. Every invalid value is an {@link InvalidConfigurationException} naming the full
  * property, the value (never for secrets) and what is accepted; blank values count as unset.
  */

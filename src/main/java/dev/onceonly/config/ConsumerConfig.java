@@ -65,7 +65,7 @@ public final class ConsumerConfig {
         KeyStrategy annotated = a.keyStrategy();
         KeyStrategy strategy = consumerValue(consumer, KEY_STRATEGY, annotated == KeyStrategy.DEFAULT ? null : annotated.configName(),
                 v -> Arrays.stream(KeyStrategy.values()).filter(k -> k != KeyStrategy.DEFAULT && k.configName().equalsIgnoreCase(v)).findFirst().orElse(null),
-                "one of content, message-id, header, json-pointer, parameter")
+                "one of " + String.join(", ", KEY_STRATEGY.choices()))
                 .orElse(hasKeyParameter ? KeyStrategy.PARAMETER : KeyStrategy.CONTENT);
         if (strategy == KeyStrategy.PARAMETER && !hasKeyParameter) {
             throw new InvalidConfigurationException(propertyOf(consumer, KEY_STRATEGY), "parameter",
@@ -82,7 +82,7 @@ public final class ConsumerConfig {
         };
         boolean fallback = consumerValue(consumer, MISSING_KEY, null,
                 v -> v.equalsIgnoreCase("content") ? Boolean.TRUE : v.equalsIgnoreCase("reject") ? Boolean.FALSE : null,
-                "reject or content").orElse(false);
+                String.join(" or ", MISSING_KEY.choices())).orElse(false);
         Duration lease = consumerDuration(consumer, LEASE, a.lease(), ConsumerSettings.DEFAULT_LEASE);
         if (lease.compareTo(ConsumerSettings.MIN_LEASE) < 0) {
             throw new InvalidConfigurationException(propertyOf(consumer, LEASE), Durations.format(lease),
@@ -96,7 +96,7 @@ public final class ConsumerConfig {
         boolean ledger = consumerValue(consumer, LEDGER, null, ConfigReader::parseBoolean, "true or false").orElse(false);
         StoreFailurePolicy policy = consumerValue(consumer, STORE_FAILURE, null,
                 v -> v.equalsIgnoreCase("reject") ? StoreFailurePolicy.REJECT : v.equalsIgnoreCase("ledger-only") ? StoreFailurePolicy.LEDGER_ONLY : null,
-                "reject or ledger-only").orElse(StoreFailurePolicy.REJECT);
+                String.join(" or ", STORE_FAILURE.choices())).orElse(StoreFailurePolicy.REJECT);
         if (policy == StoreFailurePolicy.LEDGER_ONLY && !ledger) {
             throw new InvalidConfigurationException(propertyOf(consumer, STORE_FAILURE), "ledger-only",
                     "reject, because the ledger is off for this consumer (ledger-only needs ledger=true)");
@@ -109,7 +109,7 @@ public final class ConsumerConfig {
                 a.conflict() == ConflictPolicy.DEFAULT ? null : a.conflict().configName(),
                 v -> Arrays.stream(ConflictPolicy.values()).filter(c -> c != ConflictPolicy.DEFAULT && c.configName().equalsIgnoreCase(v))
                         .findFirst().orElse(null),
-                "strict or ignore").orElse(ConflictPolicy.STRICT);
+                String.join(" or ", CONFLICT.choices())).orElse(ConflictPolicy.STRICT);
         List<String> conflictFields = conflictFields(consumer, strategy, conflict, a.conflictFields(), keyDeriver);
         return new ConsumerSettings(consumer, strategy, keyParts, fallback, conflict, conflictFields, lease, retention, policy, ledger,
                 retryRule);

@@ -5,7 +5,7 @@ import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.support.Durations;
 
 /**
- * The catalogue of the per-consumer properties that {@link ConsumerConfig} reads. A key is looked up
+ * The catalogue of the per-consumer properties that {@code ConsumerConfig} reads. A key is looked up
  * as {@code onceonly.consumers.<consumer>.<key>}, then as {@code onceonly.<key>} (every consumer),
  * then on the {@code @IdempotentMessage} annotation, then the default.
  */

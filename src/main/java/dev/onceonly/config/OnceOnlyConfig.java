@@ -13,8 +13,8 @@ import static dev.onceonly.config.OnceOnlyProperties.*;
  * startup, through the shared {@link ConfigReader}. Every error is an
  * {@link InvalidConfigurationException} naming the property and what it accepts.
  *
- * <p>The properties are listed in {@link OnceOnlyProperties}; per-consumer settings are read by
- * {@link ConsumerConfig}, Redis's by the redis part, the connector's by the rabbitmq part.
+ * <p>The properties are listed in {@code OnceOnlyProperties}; per-consumer settings are read by
+ * {@code ConsumerConfig}, Redis's by the redis part, the connector's by the rabbitmq part.
  */
 public final class OnceOnlyConfig {
 

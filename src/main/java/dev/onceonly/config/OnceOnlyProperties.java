@@ -5,7 +5,7 @@ import dev.onceonly.config.Property.Type;
 import java.util.function.UnaryOperator;
 
 /**
- * The catalogue of the guard's own {@code onceonly.*} properties that {@link OnceOnlyConfig} reads:
+ * The catalogue of the guard's own {@code onceonly.*} properties that {@code OnceOnlyConfig} reads:
  * global, ledger, database store, outbox and JMS settings. Per-consumer ones are in
  * {@link ConsumerProperties}; Redis and the connector list theirs in their own packages.
  */

@@ -5,14 +5,14 @@ import java.util.Objects;
 
 /**
  * One configuration property OnceOnly reads: the entry of the catalogue that both the startup
- * validation ({@link ConfigReader} reads nothing else) and {@code docs/configuration.md} come from.
- * Created by the factories below and listed by the {@link PropertySet} of the part that reads it,
+ * validation ({@code ConfigReader} reads nothing else) and {@code docs/configuration.md} come from.
+ * Created by the factories below and listed by the {@code PropertySet} of the part that reads it,
  * which also gives it its full name.
  *
  * @param key         what the part's reader looks the value up by (for {@code onceonly.*} the full
  *                    name; per consumer or per channel the last segment, e.g. {@code lease})
  * @param name        the full name as documented, with {@code <consumer>} or {@code <channel>} where
- *                    the part fills one in; equal to {@code key} until a {@link PropertySet} lists it
+ *                    the part fills one in; equal to {@code key} until a {@code PropertySet} lists it
  * @param type        what kind of value it takes
  * @param fallback    the default as a user would write it, parsed like a written value when the
  *                    property is unset; {@code null} when there is none or it is worked out from other
@@ -166,7 +166,7 @@ public record Property(String key, String name, Type type, String fallback, Stri
         return new Property(key, name, type, fallback, shown, min, max, choices, smallRye, description);
     }
 
-    /** This property under its full name, as a {@link PropertySet} lists it. */
+    /** This property under its full name, as a {@code PropertySet} lists it. */
     Property named(String fullName) {
         return new Property(key, fullName, type, fallback, shown, min, max, choices, alias, description);
     }

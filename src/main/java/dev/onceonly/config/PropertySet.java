@@ -9,7 +9,7 @@ import java.util.function.UnaryOperator;
  * The properties one part of OnceOnly reads, in the order {@code docs/configuration.md} shows
  * them: each part's catalogue class defines its properties through {@link #add}, which lists them
  * here and gives them their full names. Only listed properties can be read, because the
- * {@link ConfigReader} a part reads with takes {@link Property} values, and those come from here.
+ * {@code ConfigReader} a part reads with takes {@link Property} values, and those come from here.
  *
  * <p>Filled while its catalogue class initialises (one thread, before any read), then only read.
  */

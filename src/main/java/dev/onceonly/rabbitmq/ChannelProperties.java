@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * The catalogue of the {@code onceonly-rabbitmq} connector's properties: the broker connection's
- * ({@link BrokerConfig}), and those of incoming and outgoing channels ({@link ChannelConfig}).
+ * ({@code BrokerConfig}), and those of incoming and outgoing channels ({@code ChannelConfig}).
  * A property's key is what a channel's configuration holds ({@code prefetch}); its alias, SmallRye's
  * RabbitMQ connector's name for the same setting, is read in the same place.
  */

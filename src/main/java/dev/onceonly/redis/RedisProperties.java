@@ -3,10 +3,11 @@ package dev.onceonly.redis;
 import dev.onceonly.config.Property;
 import dev.onceonly.config.Property.Type;
 import dev.onceonly.config.PropertySet;
+import dev.onceonly.support.Durations;
 
 import java.util.function.UnaryOperator;
 
-/** The catalogue of the Redis claim store's properties ({@code onceonly.redis.*}), read by {@link RedisConfig}. */
+/** The catalogue of the Redis claim store's properties ({@code onceonly.redis.*}), read by {@code RedisConfig}. */
 public final class RedisProperties {
 
     private RedisProperties() {
@@ -59,7 +60,7 @@ public final class RedisProperties {
             "After marking a key done, wait until this many replicas acknowledged the write (Redis `WAIT`, "
                     + "on the connection that wrote it, in the same round trip); `0`: off. See \"Sentinel and Cluster\" "
                     + "in the README."));
-    static final Property WAIT_TIMEOUT = REDIS.add(Property.duration("onceonly.redis.wait-timeout", "100ms",
+    static final Property WAIT_TIMEOUT = REDIS.add(Property.duration("onceonly.redis.wait-timeout", Durations.format(RedisSettings.DEFAULT_WAIT_TIMEOUT),
             "How long a completion waits for those replicas at most; below `onceonly.redis.socket-timeout`."));
     static final Property NATIVE_CLAIM = REDIS.add(Property.choice("onceonly.redis.native-claim", "auto",
             "`auto`: a claim is one native `SET key value NX PX lease GET` (Redis 7.0 and later); a server "
