@@ -6,6 +6,7 @@ import dev.onceonly.jpa.JdbcClaimStore;
 import dev.onceonly.jpa.LedgerSchema;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.redis.RedisSettings;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.support.LogId;
 
@@ -22,11 +23,11 @@ final class ClaimStores {
     private ClaimStores() {
     }
 
-    static ClaimStore open(OnceOnlyConfig.Global global, OnceOnlyConfig.DatabaseStoreSettings database,
+    static ClaimStore open(OnceOnlyConfig.Global global, RedisSettings redis, OnceOnlyConfig.DatabaseStoreSettings database,
                            OnceOnlyConfig.LedgerSettings ledger, Clock clock, ScheduledExecutorService scheduler) {
         return switch (global.store()) {
             case "memory" -> InMemoryClaimStore.forDevelopment(global.memoryMaxEntries(), clock);
-            case "redis" -> RedisClaimStore.connect(global.redis());
+            case "redis" -> RedisClaimStore.connect(redis);
             case "database" -> {
                 DataSource dataSource = dataSource(database.dataSource());
                 if (ledger.createSchema()) {

@@ -3,9 +3,13 @@ package dev.onceonly.cdi;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.api.Outbox;
+import dev.onceonly.config.ConfigReader;
+import dev.onceonly.config.ConsumerConfig;
 import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.redis.RedisConfig;
+import dev.onceonly.redis.RedisSettings;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.spi.AfterBeanDiscovery;
 import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
@@ -15,6 +19,7 @@ import jakarta.enterprise.inject.spi.Extension;
 import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
 import jakarta.enterprise.inject.spi.ProcessInjectionPoint;
 import jakarta.enterprise.inject.spi.WithAnnotations;
+import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 
 import java.lang.reflect.Method;
@@ -36,14 +41,13 @@ public class OnceOnlyExtension implements Extension {
 
     private final List<AnnotatedMethod<?>> found = new ArrayList<>();
     private final Map<Method, GuardedMethod> methods = new ConcurrentHashMap<>();
-    /** The one reader of OnceOnly's properties, also for methods resolved after deployment. */
-    private volatile OnceOnlyConfig config;
-    private volatile OnceOnlyConfig.Global global;
-    private volatile OnceOnlyConfig.LedgerSettings ledgerSettings;
+    /** The reader of consumers' properties, also for methods resolved after deployment. */
+    private volatile ConsumerConfig consumers;
+    /** The guard-wide settings, read and validated once at deployment. */
+    private volatile OnceOnlyConfig.Settings settings;
+    /** Redis's settings, validated at deployment; {@code null} unless {@code onceonly.store=redis}. */
+    private volatile RedisSettings redisSettings;
     private volatile KeyDeriver keyDeriver;
-    private volatile OnceOnlyConfig.OutboxSettings outboxSettings;
-    private volatile OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings;
-    private volatile OnceOnlyConfig.JmsSettings jmsSettings;
     /** Whether the application injects the {@link Outbox} (so the relay starts). */
     private volatile boolean outboxInjected;
     /** Whether a consumer found at deployment uses the ledger (so the runtime starts it). */
@@ -101,18 +105,16 @@ public class OnceOnlyExtension implements Extension {
     }
 
     void validate(@Observes AfterDeploymentValidation adv) {
-        config = new OnceOnlyConfig(ConfigProvider.getConfig(getClass().getClassLoader()));
+        Config config = ConfigProvider.getConfig(getClass().getClassLoader());
+        consumers = new ConsumerConfig(config);
         try {
-            global = config.global();
-            ledgerSettings = config.ledger();
-            outboxSettings = config.outbox();
-            databaseStoreSettings = global.store().equals("database") ? config.databaseStore() : null;
-            jmsSettings = config.jms();
+            settings = new OnceOnlyConfig(config).read();
+            redisSettings = settings.global().store().equals("redis") ? RedisConfig.read(ConfigReader.of(config)) : null;
         } catch (InvalidConfigurationException e) {
             adv.addDeploymentProblem(e);
             return;
         }
-        keyDeriver = new KeyDeriver(global.keyPrefix());
+        keyDeriver = new KeyDeriver(settings.global().keyPrefix());
         Map<String, Method> byConsumer = new HashMap<>();
         for (AnnotatedMethod<?> am : found) {
             Method method = am.getJavaMember();
@@ -145,37 +147,43 @@ public class OnceOnlyExtension implements Extension {
             throw new InvalidConfigurationException("@IdempotentMessage on " + method, returns.getName(),
                     "a synchronous method (void or a plain value); asynchronous results are not supported");
         }
-        ConsumerSettings settings = config.consumer(method, a, keyDeriver);
-        return new GuardedMethod(method, settings);
+        ConsumerSettings resolved = consumers.consumer(method, a, keyDeriver);
+        return new GuardedMethod(method, resolved);
     }
 
-    /** The property a consumer's setting was read from, for error messages. */
-    String propertyOf(String consumer, String name) {
-        return config.propertyOf(consumer, name);
+    /** The property a consumer's ledger setting was read from, for error messages. */
+    String ledgerProperty(String consumer) {
+        return consumers.ledgerProperty(consumer);
     }
 
     /** {@return the global settings, validated at deployment} */
     public OnceOnlyConfig.Global global() {
-        return global;
+        return settings.global();
     }
 
     /** Ledger settings, validated at deployment (used only when a consumer has the ledger on). */
     OnceOnlyConfig.LedgerSettings ledgerSettings() {
-        return ledgerSettings;
+        return settings.ledger();
     }
 
     /** Outbox settings, validated at deployment (used only when the application injects the outbox). */
     OnceOnlyConfig.OutboxSettings outboxSettings() {
-        return outboxSettings;
+        return settings.outbox();
+    }
+
+    /** Settings of guarded JMS listeners, validated at deployment. */
+    OnceOnlyConfig.JmsSettings jmsSettings() {
+        return settings.jms();
     }
 
     /** Settings of the database store, validated at deployment; {@code null} unless {@code onceonly.store=database}. */
-    OnceOnlyConfig.JmsSettings jmsSettings() {
-        return jmsSettings;
+    OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings() {
+        return settings.databaseStore();
     }
 
-    OnceOnlyConfig.DatabaseStoreSettings databaseStoreSettings() {
-        return databaseStoreSettings;
+    /** Redis's settings, validated at deployment; {@code null} unless {@code onceonly.store=redis}. */
+    RedisSettings redisSettings() {
+        return redisSettings;
     }
 
     /** {@return whether the application injects the {@link Outbox}} */
@@ -211,7 +219,7 @@ public class OnceOnlyExtension implements Extension {
                 if (late.settings().ledger() && !ledgerAtDeployment) {
                     // The ledger is checked and started at startup, for the consumers found then; this
                     // one would meet no ledger at all (a NullPointerException per message before).
-                    throw new InvalidConfigurationException(config.propertyOf(late.settings().consumer(), "ledger"), "true",
+                    throw new InvalidConfigurationException(consumers.ledgerProperty(late.settings().consumer()), "true",
                             "false for " + m + ", which was first seen at its first call: the ledger starts only when a "
                                     + "consumer found at deployment uses it");
                 }

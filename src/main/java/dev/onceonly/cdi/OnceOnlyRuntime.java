@@ -110,7 +110,8 @@ public class OnceOnlyRuntime {
         if (!jmsConsumers.isEmpty()) {
             jmsRefusals = JmsListeners.refusals(extension.jmsSettings(), jmsConsumers);
         }
-        store = ClaimStores.open(global, extension.databaseStoreSettings(), extension.ledgerSettings(), clock, scheduler);
+        store = ClaimStores.open(global, extension.redisSettings(), extension.databaseStoreSettings(), extension.ledgerSettings(),
+                clock, scheduler);
         List<GuardListener> all = new ArrayList<>();
         all.add(events::fire);
         listeners.forEach(l -> {
@@ -140,7 +141,7 @@ public class OnceOnlyRuntime {
      * application start, naming the property that switched the ledger on, when it cannot work.
      */
     private Ledger checkedLedger(List<String> consumers, TransactionRunner tx) {
-        String property = extension.propertyOf(consumers.get(0), "ledger");
+        String property = extension.ledgerProperty(consumers.get(0));
         if (tx == TransactionRunner.NONE || !ledgers.isResolvable()) {
             throw new InvalidConfigurationException(property, "true",
                     "false, or a server with JTA transactions and JPA (the ledger writes in the business transaction)");

@@ -1,6 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import dev.onceonly.config.ConfigReader;
+import dev.onceonly.config.Property;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -33,8 +34,6 @@ import java.util.Optional;
  */
 final class CopySignature {
 
-    /** The channel attribute that lists the keys accepted besides the current one. */
-    static final String PREVIOUS_KEYS = "copy-signing-previous-keys";
 
     private static final String HMAC = "HmacSHA256";
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
@@ -61,15 +60,16 @@ final class CopySignature {
     }
 
     /**
-     * Reads {@value #PREVIOUS_KEYS}: a comma-separated list of keys, each trimmed (a key cannot hold a
+     * Reads {@code copy-signing-previous-keys}: a comma-separated list of keys, each trimmed (a key cannot hold a
      * comma or begin or end with white space), read as a secret like {@code copy-signing-key}.
      *
      * @param config the channel's configuration
+     * @param previousKeys the property, {@code copy-signing-previous-keys}
      * @return the keys in the order written; empty when unset
      * @throws dev.onceonly.api.InvalidConfigurationException naming the property, never a key, when an entry is empty
      */
-    static List<String> previousKeys(ConfigReader config) {
-        Optional<String> raw = config.secret(PREVIOUS_KEYS);
+    static List<String> previousKeys(ConfigReader config, Property previousKeys) {
+        Optional<String> raw = config.secret(previousKeys);
         if (raw.isEmpty()) {
             return List.of();
         }
@@ -77,7 +77,7 @@ final class CopySignature {
         // -1: keep trailing empty entries, so that "k," is refused like "k,,j" rather than read as "k".
         for (String entry : raw.get().split(",", -1)) {
             if (entry.isBlank()) {
-                throw config.invalid(PREVIOUS_KEYS, null, "a comma-separated list of keys, none of them empty");
+                throw config.invalid(previousKeys, null, "a comma-separated list of keys, none of them empty");
             }
             keys.add(entry.trim());
         }

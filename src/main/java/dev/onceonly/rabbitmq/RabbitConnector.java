@@ -149,7 +149,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     synchronized OutboxPublisher outboxPublisher() {
         if (outbox == null) {
             Config config = ConfigProvider.getConfig();
-            outbox = new OutboxEndpoint(ChannelConfig.connectorWide(config, this::credentialsProvider),
+            outbox = new OutboxEndpoint(BrokerConfig.connectorWide(config, this::credentialsProvider),
                     new OnceOnlyConfig(config).outbox().confirmTimeout(), resources);
             if (started) {
                 outbox.start();

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * How to reach Redis. Built and validated once by the configuration layer.
+ * How to reach Redis. Built and validated once, at startup, by {@code RedisConfig}.
  *
  * @param mode            standalone, sentinel or cluster
  * @param nodes           standalone: one host:port; sentinel: the sentinels; cluster: seed nodes

@@ -73,10 +73,14 @@ class OnceOnlyConfigTest {
                 .withSources(new PropertiesConfigSource(props, "test", 500)).build());
     }
 
+    private static ConsumerConfig consumers(Map<String, String> props) {
+        return new ConsumerConfig(new SmallRyeConfigBuilder().withSources(new PropertiesConfigSource(props, "test", 500)).build());
+    }
+
     private ConsumerSettings consumer(Map<String, String> props, String method) throws NoSuchMethodException {
         Method m = java.util.Arrays.stream(Consumers.class.getMethods()).filter(x -> x.getName().equals(method)).findFirst()
                 .orElseThrow(NoSuchMethodException::new);
-        return config(props).consumer(m, m.getAnnotation(IdempotentMessage.class), keys);
+        return consumers(props).consumer(m, m.getAnnotation(IdempotentMessage.class), keys);
     }
 
     @Test
@@ -280,7 +284,7 @@ class OnceOnlyConfigTest {
     void classNamesAreResolvedWithTheApplicationsClassLoader() throws Exception {
         try (AppLoader app = new AppLoader(getClass().getClassLoader(), AppConsumer.class.getName(), AppOnlyException.class.getName())) {
             Method on = app.loadClass(AppConsumer.class.getName()).getMethod("on", String.class);
-            RetryRule rule = config(Map.of("onceonly.consumers.app.no-retry-for", AppOnlyException.class.getName()))
+            RetryRule rule = consumers(Map.of("onceonly.consumers.app.no-retry-for", AppOnlyException.class.getName()))
                     .consumer(on, on.getAnnotation(IdempotentMessage.class), keys).retryRule();
             assertSame(app, rule.noRetryFor().get(0).getClassLoader(), "the application's own copy of the class");
         }
@@ -367,7 +371,7 @@ class OnceOnlyConfigTest {
 
     @Test
     void redisUrlCarriesTlsCredentialsAndDatabaseButErrorsNeverShowThePassword() {
-        RedisSettings r = config(Map.of("onceonly.redis.url", "rediss://app:s3cr%40t@cache.example:6380/2")).global().redis();
+        RedisSettings r = RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "rediss://app:s3cr%40t@cache.example:6380/2"));
         assertTrue(r.tls());
         assertEquals("app", r.user());
         assertEquals("s3cr@t", r.password());
@@ -376,17 +380,17 @@ class OnceOnlyConfigTest {
         assertFalse(r.toString().contains("s3cr"), r.toString());
 
         InvalidConfigurationException bad = assertThrows(InvalidConfigurationException.class,
-                () -> config(Map.of("onceonly.redis.url", "http://app:hunter2@cache:6379")).global());
+                () -> RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "http://app:hunter2@cache:6379")));
         assertEquals("onceonly.redis.url", bad.property());
         assertFalse(bad.getMessage().contains("hunter2"), bad.getMessage());
 
         InvalidConfigurationException clusterDb = assertThrows(InvalidConfigurationException.class,
-                () -> config(Map.of("onceonly.redis.mode", "cluster", "onceonly.redis.url", "redis://:pw@cache:6379/2")).global());
+                () -> RedisWaitConfigTest.redis(Map.of("onceonly.redis.mode", "cluster", "onceonly.redis.url", "redis://:pw@cache:6379/2")));
         assertEquals("onceonly.redis.url", clusterDb.property());
         assertTrue(clusterDb.getMessage().contains("cluster"), clusterDb.getMessage());
 
         InvalidConfigurationException sentinel = assertThrows(InvalidConfigurationException.class,
-                () -> config(Map.of("onceonly.redis.mode", "sentinel")).global());
+                () -> RedisWaitConfigTest.redis(Map.of("onceonly.redis.mode", "sentinel")));
         assertEquals("onceonly.redis.sentinel-master", sentinel.property());
     }
 
@@ -400,21 +404,21 @@ class OnceOnlyConfigTest {
         for (String password : new String[] {"pa/ss", "p@ss@word", "a+b", "c:o:l:o:n", "%2Fslash", "sp ace"}) {
             String written = password.replace(" ", "%20");
             String expected = password.replace("%2F", "/");
-            RedisSettings r = config(Map.of("onceonly.redis.url", "redis://app:" + written + "@cache.example:6380/3")).global().redis();
+            RedisSettings r = RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "redis://app:" + written + "@cache.example:6380/3"));
             assertEquals(expected, r.password(), written);
             assertEquals("app", r.user());
             assertEquals(java.util.List.of("cache.example:6380"), r.nodes());
             assertEquals(3, r.database());
 
             InvalidConfigurationException bad = assertThrows(InvalidConfigurationException.class,
-                    () -> config(Map.of("onceonly.redis.url", "http://app:" + written + "@cache:6379/x")).global());
+                    () -> RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "http://app:" + written + "@cache:6379/x")));
             assertFalse(bad.getMessage().contains(written), bad.getMessage());
             InvalidConfigurationException badDb = assertThrows(InvalidConfigurationException.class,
-                    () -> config(Map.of("onceonly.redis.url", "redis://app:" + written + "@cache:6379/x")).global());
+                    () -> RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "redis://app:" + written + "@cache:6379/x")));
             assertFalse(badDb.getMessage().contains(written), badDb.getMessage());
         }
-        assertEquals("s3cret", config(Map.of("onceonly.redis.url", "redis://:s3cret@cache:6379")).global().redis().password());
-        assertNull(config(Map.of("onceonly.redis.url", "redis://:s3cret@cache:6379")).global().redis().user());
+        assertEquals("s3cret", RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "redis://:s3cret@cache:6379")).password());
+        assertNull(RedisWaitConfigTest.redis(Map.of("onceonly.redis.url", "redis://:s3cret@cache:6379")).user());
     }
 
     /** A misconfiguration stops the CDI container from starting, with the property in the message. */

@@ -1,6 +1,7 @@
 package dev.onceonly.config;
 
 import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.redis.RedisConfig;
 import dev.onceonly.redis.RedisSettings;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
@@ -18,8 +19,8 @@ class RedisWaitConfigTest {
 
     /** The Redis settings read from {@code props} alone. */
     static RedisSettings redis(Map<String, String> props) {
-        return new OnceOnlyConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(props, "test", 500)).build()).global().redis();
+        return RedisConfig.read(ConfigReader.of(new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(props, "test", 500)).build()));
     }
 
     @Test

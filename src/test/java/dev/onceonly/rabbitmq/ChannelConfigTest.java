@@ -157,7 +157,7 @@ class ChannelConfigTest {
     @Test
     void aCredentialsProviderIsFoundByNameAndExcludesPasswordAndDerivedSigningKey() {
         CredentialsProvider vault = new DefaultCredentialsProvider("app", "from-vault");
-        ChannelConfig.CredentialsProviders beans = name -> name.equals("vault") ? Optional.of(vault) : Optional.empty();
+        BrokerConfig.CredentialsProviders beans = name -> name.equals("vault") ? Optional.of(vault) : Optional.empty();
         ConnectionSettings c = TestChannelConfig.of(Map.of("channel-name", "orders", "credentials-provider-name", "vault",
                 "copy-signing-key", "k"), new PropertiesConfigSource(Map.of(), "global", 100),
                 ChannelConfig.Direction.INCOMING, beans).incoming().connection();

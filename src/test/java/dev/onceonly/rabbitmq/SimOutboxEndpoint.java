@@ -30,8 +30,8 @@ public final class SimOutboxEndpoint {
                                         LongSupplier nanoClock, DoubleSupplier jitter, Duration confirmTimeout) {
         RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(), executor, executor,
                 (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter);
-        ConnectionSettings settings = ChannelConfig.connectorWide(new SmallRyeConfigBuilder().build(),
-                ChannelConfig.CredentialsProviders.NONE);
+        ConnectionSettings settings = BrokerConfig.connectorWide(new SmallRyeConfigBuilder().build(),
+                BrokerConfig.CredentialsProviders.NONE);
         OutboxEndpoint endpoint = new OutboxEndpoint(settings, confirmTimeout, resources);
         endpoint.start();
         return endpoint;

@@ -21,16 +21,16 @@ final class TestChannelConfig {
     /** {@code global}: the application's configuration, e.g. {@code onceonly.rabbitmq.host}. */
     static ChannelConfig of(Map<String, String> channel, Map<String, String> global, ChannelConfig.Direction direction) {
         return new ChannelConfig(config(new PropertiesConfigSource(channel, "channel", 100)),
-                config(new PropertiesConfigSource(global, "global", 100)), direction, ChannelConfig.CredentialsProviders.NONE);
+                config(new PropertiesConfigSource(global, "global", 100)), direction, BrokerConfig.CredentialsProviders.NONE);
     }
 
     static ChannelConfig of(Map<String, String> channel, ConfigSource global, ChannelConfig.Direction direction) {
-        return of(channel, global, direction, ChannelConfig.CredentialsProviders.NONE);
+        return of(channel, global, direction, BrokerConfig.CredentialsProviders.NONE);
     }
 
     /** With the application's credentials providers. */
     static ChannelConfig of(Map<String, String> channel, ConfigSource global, ChannelConfig.Direction direction,
-                            ChannelConfig.CredentialsProviders providers) {
+                            BrokerConfig.CredentialsProviders providers) {
         return new ChannelConfig(config(new PropertiesConfigSource(channel, "channel", 100)), config(global), direction, providers);
     }
 
