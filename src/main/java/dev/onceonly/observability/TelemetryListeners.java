@@ -3,7 +3,7 @@ package dev.onceonly.observability;
 import dev.onceonly.cdi.OnceOnlyExtension;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.MessageTracing;
-import dev.onceonly.spi.OutboxListener;
+import dev.onceonly.outbox.OutboxListener;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.Tracer;

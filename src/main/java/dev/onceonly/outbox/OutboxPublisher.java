@@ -1,4 +1,4 @@
-package dev.onceonly.spi;
+package dev.onceonly.outbox;
 
 import java.util.concurrent.CompletableFuture;
 

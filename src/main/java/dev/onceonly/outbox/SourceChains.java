@@ -1,8 +1,5 @@
-package dev.onceonly.engine;
+package dev.onceonly.outbox;
 
-import dev.onceonly.spi.OutboxPublisher;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
 
 import java.time.Duration;
 import java.util.ArrayList;

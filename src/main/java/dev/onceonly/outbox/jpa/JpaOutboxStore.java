@@ -1,8 +1,10 @@
-package dev.onceonly.jpa;
+package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.jpa.LedgerSessions;
+import dev.onceonly.jpa.NewTransaction;
+import dev.onceonly.outbox.OutboxRecord;
+import dev.onceonly.outbox.OutboxStore;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.jdbc.ReturningWork;

@@ -1,7 +1,7 @@
-package dev.onceonly.jpa;
+package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.contract.OutboxStoreContract;
-import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.outbox.OutboxStore;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
 import org.junit.jupiter.api.AfterAll;

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.outbox.jpa;
 
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;

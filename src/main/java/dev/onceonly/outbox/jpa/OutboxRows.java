@@ -1,8 +1,8 @@
-package dev.onceonly.jpa;
+package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore.Selection;
+import dev.onceonly.outbox.OutboxRecord;
+import dev.onceonly.outbox.OutboxStore.Selection;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

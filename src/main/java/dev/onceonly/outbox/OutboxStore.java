@@ -1,4 +1,4 @@
-package dev.onceonly.spi;
+package dev.onceonly.outbox;
 
 import java.time.Instant;
 import java.util.Collection;

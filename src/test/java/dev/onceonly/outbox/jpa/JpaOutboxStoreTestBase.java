@@ -1,10 +1,11 @@
-package dev.onceonly.jpa;
+package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
-import dev.onceonly.spi.OutboxStore.Failure;
-import dev.onceonly.spi.OutboxStore.Selection;
+import dev.onceonly.jpa.LedgerSchema;
+import dev.onceonly.outbox.OutboxRecord;
+import dev.onceonly.outbox.OutboxStore;
+import dev.onceonly.outbox.OutboxStore.Failure;
+import dev.onceonly.outbox.OutboxStore.Selection;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
 import org.junit.jupiter.api.AfterAll;

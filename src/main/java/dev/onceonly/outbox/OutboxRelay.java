@@ -1,9 +1,5 @@
-package dev.onceonly.engine;
+package dev.onceonly.outbox;
 
-import dev.onceonly.spi.OutboxListener;
-import dev.onceonly.spi.OutboxPublisher;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
 

@@ -1,11 +1,11 @@
-package dev.onceonly.jpa;
+package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.Outbox;
 import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.spi.MessageTracing;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.outbox.OutboxRecord;
+import dev.onceonly.outbox.OutboxStore;
 import dev.onceonly.support.CurrentKey;
 import jakarta.transaction.Status;
 import jakarta.transaction.Synchronization;
