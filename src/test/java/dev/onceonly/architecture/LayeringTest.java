@@ -23,12 +23,19 @@ class LayeringTest {
             .should().onlyDependOnClassesThat().resideInAnyPackage(
                     "dev.onceonly.engine..", "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
 
+    /** The outbox's relay and SPI, in plain Java like the guard: its table and broker are adapters beside it. */
+    @ArchTest
+    static final ArchRule outboxCoreUsesOnlyApiSpiSupportAndTheJdk = classes()
+            .that().resideInAPackage("dev.onceonly.outbox")
+            .should().onlyDependOnClassesThat().resideInAnyPackage(
+                    "dev.onceonly.outbox", "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
+
     /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()
             .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.jms..", "dev.onceonly.redis..", "dev.onceonly.memory..",
                     "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
-                    "dev.onceonly.api..", "dev.onceonly.support..")
+                    "dev.onceonly.api..", "dev.onceonly.support..", "dev.onceonly.outbox..")
             .should().dependOnClassesThat().resideInAPackage("dev.onceonly.engine..");
 
     /** The contract types depend on nothing of OnceOnly's but each other and the neutral helpers. */
@@ -38,7 +45,7 @@ class LayeringTest {
             .should().onlyDependOnClassesThat().resideOutsideOfPackages(
                     "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..", "dev.onceonly.jms..",
                     "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..",
-                    "dev.onceonly.http..", "dev.onceonly.demo..");
+                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.outbox..");
 
     /**
      * The OpenTelemetry API is there only with MicroProfile Telemetry: observability, which the
@@ -56,7 +63,8 @@ class LayeringTest {
             .that().resideInAPackage("dev.onceonly.demo..")
             .should().dependOnClassesThat().resideInAnyPackage("dev.onceonly.engine..", "dev.onceonly.spi..",
                     "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.support..", "dev.onceonly.redis..",
-                    "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.jms..");
+                    "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.jms..",
+                    "dev.onceonly.outbox..");
 
     /** Nothing in the library depends on the demo. */
     @ArchTest
