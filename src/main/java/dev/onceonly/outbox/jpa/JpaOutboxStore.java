@@ -1,8 +1,8 @@
 package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.jpa.LedgerSessions;
-import dev.onceonly.jpa.NewTransaction;
+import dev.onceonly.ledger.jpa.LedgerSessions;
+import dev.onceonly.jta.NewTransaction;
 import dev.onceonly.outbox.OutboxRecord;
 import dev.onceonly.outbox.OutboxStore;
 import jakarta.persistence.EntityManager;

@@ -1,7 +1,7 @@
 package dev.onceonly.outbox.jpa;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.jpa.LedgerSchema;
+import dev.onceonly.ledger.jpa.LedgerSchema;
 import dev.onceonly.outbox.OutboxRecord;
 import dev.onceonly.outbox.OutboxStore;
 import dev.onceonly.outbox.OutboxStore.Failure;

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.ledger.jpa;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.support;
 
 import jakarta.persistence.PersistenceException;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.onceonly.engine;
+package dev.onceonly.ledger;
 
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.support.Durations;

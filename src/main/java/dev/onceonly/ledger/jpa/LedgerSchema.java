@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.ledger.jpa;
 
 import javax.sql.DataSource;
 import java.io.IOException;

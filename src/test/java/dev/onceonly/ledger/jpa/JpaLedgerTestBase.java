@@ -1,6 +1,7 @@
-package dev.onceonly.jpa;
+package dev.onceonly.ledger.jpa;
 
 import dev.onceonly.contract.LedgerContract;
+import dev.onceonly.jta.NewTransaction;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.testing.LocalJta;

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.jta;
 
 import dev.onceonly.support.LogId;
 import dev.onceonly.spi.TransactionRunner;

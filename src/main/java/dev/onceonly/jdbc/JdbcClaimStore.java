@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.jdbc;
 
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
@@ -6,6 +6,7 @@ import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.LogId;
 
+import dev.onceonly.support.UniqueViolation;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.jta;
 
 import java.util.function.Supplier;
 

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.jdbc;
 
 import dev.onceonly.contract.ClaimStoreContract;
 import dev.onceonly.spi.ClaimResult;

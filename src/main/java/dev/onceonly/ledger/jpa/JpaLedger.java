@@ -1,7 +1,9 @@
-package dev.onceonly.jpa;
+package dev.onceonly.ledger.jpa;
 
+import dev.onceonly.jta.NewTransaction;
 import dev.onceonly.support.LogId;
 import dev.onceonly.spi.Ledger;
+import dev.onceonly.support.UniqueViolation;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.metamodel.mapping.JdbcMapping;

@@ -1,5 +1,6 @@
-package dev.onceonly.jpa;
+package dev.onceonly.ledger.jpa;
 
+import dev.onceonly.support.UniqueViolation;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.Configuration;
 import org.junit.jupiter.api.Test;

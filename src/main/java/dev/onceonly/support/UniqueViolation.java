@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.support;
 
 import java.sql.SQLException;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package dev.onceonly.jpa;
+package dev.onceonly.ledger.jpa;
 
 import jakarta.persistence.EntityManager;
 import org.hibernate.SessionFactory;
