@@ -18,24 +18,22 @@ class LayeringTest {
 
     /** The guard in plain Java: testable without CDI, a server or a broker. */
     @ArchTest
-    static final ArchRule engineUsesOnlyApiSpiSupportAndTheJdk = classes()
-            .that().resideInAPackage("dev.onceonly.engine..")
-            .should().onlyDependOnClassesThat().resideInAnyPackage(
-                    "dev.onceonly.engine..", "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
+    static final ArchRule engineUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.engine..");
 
     /** The outbox's relay and SPI, in plain Java like the guard: its table and broker are adapters beside it. */
     @ArchTest
-    static final ArchRule outboxCoreUsesOnlyApiSpiSupportAndTheJdk = classes()
-            .that().resideInAPackage("dev.onceonly.outbox")
-            .should().onlyDependOnClassesThat().resideInAnyPackage(
-                    "dev.onceonly.outbox", "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
+    static final ArchRule outboxCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.outbox");
+
+    /** The ledger's purge, in plain Java over {@code spi.Ledger}: the table is {@code ledger.jpa}. */
+    @ArchTest
+    static final ArchRule ledgerCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.ledger");
 
     /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()
             .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.jms..", "dev.onceonly.redis..", "dev.onceonly.memory..",
-                    "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
-                    "dev.onceonly.api..", "dev.onceonly.support..", "dev.onceonly.outbox..")
+                    "dev.onceonly.jdbc..", "dev.onceonly.jta..", "dev.onceonly.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
+                    "dev.onceonly.api..", "dev.onceonly.support..", "dev.onceonly.outbox..", "dev.onceonly.ledger..")
             .should().dependOnClassesThat().resideInAPackage("dev.onceonly.engine..");
 
     /** The contract types depend on nothing of OnceOnly's but each other and the neutral helpers. */
@@ -44,8 +42,8 @@ class LayeringTest {
             .that().resideInAnyPackage("dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..")
             .should().onlyDependOnClassesThat().resideOutsideOfPackages(
                     "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..", "dev.onceonly.jms..",
-                    "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..",
-                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.outbox..");
+                    "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jdbc..", "dev.onceonly.jta..", "dev.onceonly.observability..",
+                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.outbox..", "dev.onceonly.ledger..");
 
     /**
      * The OpenTelemetry API is there only with MicroProfile Telemetry: observability, which the
@@ -63,8 +61,8 @@ class LayeringTest {
             .that().resideInAPackage("dev.onceonly.demo..")
             .should().dependOnClassesThat().resideInAnyPackage("dev.onceonly.engine..", "dev.onceonly.spi..",
                     "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.support..", "dev.onceonly.redis..",
-                    "dev.onceonly.memory..", "dev.onceonly.jpa..", "dev.onceonly.observability..", "dev.onceonly.jms..",
-                    "dev.onceonly.outbox..");
+                    "dev.onceonly.memory..", "dev.onceonly.jdbc..", "dev.onceonly.jta..", "dev.onceonly.observability..", "dev.onceonly.jms..",
+                    "dev.onceonly.outbox..", "dev.onceonly.ledger..");
 
     /** Nothing in the library depends on the demo. */
     @ArchTest
@@ -74,4 +72,11 @@ class LayeringTest {
 
     @ArchTest
     static final ArchRule packagesAreFreeOfCycles = slices().matching("dev.onceonly.(*)..").should().beFreeOfCycles();
+
+    /** Classes of {@code pkg} use only each other, api, spi, support and the JDK: no CDI, JPA or connector. */
+    private static ArchRule plainJava(String pkg) {
+        return classes().that().resideInAPackage(pkg)
+                .should().onlyDependOnClassesThat().resideInAnyPackage(
+                        pkg, "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
+    }
 }
