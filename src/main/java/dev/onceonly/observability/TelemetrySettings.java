@@ -12,7 +12,13 @@ import java.util.List;
  */
 public record TelemetrySettings(boolean metrics, boolean tracing, List<String> consumers) {
 
-    /** Copies {@code consumers}, so the settings do not change after they are read. */
+    /**
+     * Copies {@code consumers}, so the settings do not change after they are read.
+     *
+     * @param metrics   whether metrics are on
+     * @param tracing   whether tracing is on
+     * @param consumers the consumers found at deployment, sorted
+     */
     public TelemetrySettings {
         consumers = List.copyOf(consumers);
     }
