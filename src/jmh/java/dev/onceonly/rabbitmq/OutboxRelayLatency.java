@@ -2,11 +2,11 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Address;
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.engine.OutboxRelay;
-import dev.onceonly.jpa.JpaOutboxStore;
-import dev.onceonly.jpa.JtaOutbox;
+import dev.onceonly.outbox.OutboxRelay;
+import dev.onceonly.outbox.jpa.JpaOutboxStore;
+import dev.onceonly.outbox.jpa.JtaOutbox;
 import dev.onceonly.spi.MessageTracing;
-import dev.onceonly.spi.OutboxListener;
+import dev.onceonly.outbox.OutboxListener;
 import dev.onceonly.support.CurrentKey;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;

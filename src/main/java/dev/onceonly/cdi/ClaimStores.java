@@ -2,8 +2,8 @@ package dev.onceonly.cdi;
 
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.OnceOnlyConfig;
-import dev.onceonly.jpa.JdbcClaimStore;
-import dev.onceonly.jpa.LedgerSchema;
+import dev.onceonly.jdbc.JdbcClaimStore;
+import dev.onceonly.ledger.jpa.LedgerSchema;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.redis.RedisSettings;

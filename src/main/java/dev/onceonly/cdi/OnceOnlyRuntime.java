@@ -6,7 +6,7 @@ import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.GuardEngine;
-import dev.onceonly.engine.LedgerPurge;
+import dev.onceonly.ledger.LedgerPurge;
 import dev.onceonly.jms.JmsRefusals;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimStore;

@@ -1,6 +1,6 @@
 package dev.onceonly.cdi;
 
-import dev.onceonly.jpa.NewTransaction;
+import dev.onceonly.jta.NewTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 

@@ -1,7 +1,7 @@
 package dev.onceonly.observability;
 
-import dev.onceonly.spi.OutboxListener;
-import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.outbox.OutboxListener;
+import dev.onceonly.outbox.OutboxStore;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.DoubleHistogram;

@@ -5,8 +5,8 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.spi.OutboxPublisher;
-import dev.onceonly.spi.OutboxRecord;
+import dev.onceonly.outbox.OutboxPublisher;
+import dev.onceonly.outbox.OutboxRecord;
 import dev.onceonly.support.LogId;
 
 import java.io.IOException;

@@ -5,7 +5,7 @@ import dev.onceonly.config.OnceOnlyConfig;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
 import dev.onceonly.spi.MessageTracing;
-import dev.onceonly.spi.OutboxPublisher;
+import dev.onceonly.outbox.OutboxPublisher;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Priority;

@@ -1,7 +1,7 @@
 package dev.onceonly.cdi;
 
 import dev.onceonly.api.InvalidConfigurationException;
-import dev.onceonly.jpa.JpaLedger;
+import dev.onceonly.ledger.jpa.JpaLedger;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.NonTransactionalConnections;
 import dev.onceonly.testing.ScratchDatabase;

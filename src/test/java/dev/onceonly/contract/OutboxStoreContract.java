@@ -1,10 +1,10 @@
 package dev.onceonly.contract;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
-import dev.onceonly.spi.OutboxStore.Failure;
-import dev.onceonly.spi.OutboxStore.Selection;
+import dev.onceonly.outbox.OutboxRecord;
+import dev.onceonly.outbox.OutboxStore;
+import dev.onceonly.outbox.OutboxStore.Failure;
+import dev.onceonly.outbox.OutboxStore.Selection;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;

@@ -5,7 +5,7 @@ import dev.onceonly.api.MessageView;
 import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.engine.MessageKey;
-import dev.onceonly.jpa.JpaLedger;
+import dev.onceonly.ledger.jpa.JpaLedger;
 import dev.onceonly.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.testing.LocalJta;

@@ -1,7 +1,7 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.spi.OutboxPublisher;
-import dev.onceonly.spi.OutboxRecord;
+import dev.onceonly.outbox.OutboxPublisher;
+import dev.onceonly.outbox.OutboxRecord;
 import dev.onceonly.testing.ScratchDatabase;
 
 import java.sql.Connection;

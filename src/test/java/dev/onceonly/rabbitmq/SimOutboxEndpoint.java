@@ -1,7 +1,7 @@
 package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Connection;
-import dev.onceonly.spi.OutboxPublisher;
+import dev.onceonly.outbox.OutboxPublisher;
 import io.smallrye.config.SmallRyeConfigBuilder;
 
 import java.time.Duration;

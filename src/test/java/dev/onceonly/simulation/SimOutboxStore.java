@@ -1,7 +1,7 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.spi.OutboxRecord;
-import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.outbox.OutboxRecord;
+import dev.onceonly.outbox.OutboxStore;
 import dev.onceonly.spi.TransactionRunner;
 
 import java.time.Instant;

@@ -2,7 +2,7 @@ package dev.onceonly.simulation;
 
 import dev.onceonly.contract.OutboxStoreContract;
 import dev.onceonly.memory.InMemoryClaimStore;
-import dev.onceonly.spi.OutboxStore;
+import dev.onceonly.outbox.OutboxStore;
 import dev.onceonly.spi.TransactionRunner;
 import org.junit.jupiter.api.BeforeEach;
 

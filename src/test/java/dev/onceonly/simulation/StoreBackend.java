@@ -1,7 +1,7 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.jpa.JdbcClaimStore;
-import dev.onceonly.jpa.LedgerSchema;
+import dev.onceonly.jdbc.JdbcClaimStore;
+import dev.onceonly.ledger.jpa.LedgerSchema;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import org.h2.jdbcx.JdbcConnectionPool;

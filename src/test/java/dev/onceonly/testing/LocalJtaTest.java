@@ -1,7 +1,7 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.jpa.JtaTransactionRunner;
-import dev.onceonly.jpa.ProcessedMessage;
+import dev.onceonly.jta.JtaTransactionRunner;
+import dev.onceonly.ledger.jpa.ProcessedMessage;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.TransactionRequiredException;
 import jakarta.transaction.Status;

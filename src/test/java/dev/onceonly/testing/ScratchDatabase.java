@@ -1,7 +1,7 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.jpa.LedgerSchema;
-import dev.onceonly.jpa.ProcessedMessage;
+import dev.onceonly.ledger.jpa.LedgerSchema;
+import dev.onceonly.ledger.jpa.ProcessedMessage;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.Configuration;
 
