@@ -34,19 +34,21 @@ import java.util.function.LongSupplier;
  * The guard, in plain Java: derives the key, claims it, runs the handler inside the transaction
  * (ledger row first), and finalises the claim when the transaction completed.
  *
- * <p>The contract towards the caller (the CDI interceptor, or any other adapter):
+ * <p>{@link #guard} returns one {@link Decision} and never throws for the message; the caller (the
+ * CDI interceptor, or any other adapter) translates it once:
  * <ul>
- *   <li>{@link Outcome#PROCESSED}: returns what the handler returned;</li>
- *   <li>{@link Outcome#DUPLICATE}: returns {@code null} without running the handler;</li>
- *   <li>{@link Outcome#FAILED}: rethrows the handler's (or the commit's) exception, claim released;
- *       reported with {@link GuardEvent#retryable()} {@code false} when the consumer's
- *       {@link RetryRule} says the handler's exception is not worth retrying;</li>
+ *   <li>{@link Outcome#PROCESSED}: with what the handler returned;</li>
+ *   <li>{@link Outcome#DUPLICATE}: the handler did not run;</li>
+ *   <li>{@link Outcome#FAILED}: with the handler's (or the commit's) exception, claim released;
+ *       {@link GuardEvent#retryable()} {@code false} when the consumer's {@link RetryRule} says the
+ *       handler's exception is not worth retrying;</li>
  *   <li>{@link Outcome#BUSY}, {@link Outcome#RETRY}, {@link Outcome#CONFLICT}, {@link Outcome#REJECTED}:
- *       throws {@link MessageRefusedException} without running the handler.</li>
+ *       refused, with the {@link MessageRefusedException} a caller with no other channel throws.</li>
  * </ul>
- * Every message is reported once with its final outcome, to its {@link Dispatch} and to the
- * {@link GuardListener}. The engine imports only {@code api}, {@code spi} and {@code support}: it
- * runs without CDI (docs/architecture.md).
+ * Every message is reported once with its final outcome to the {@link GuardListener}; a call in a
+ * caller's own transaction returns a {@linkplain Decision#pending() pending} decision, and is
+ * reported when that transaction completes. The engine imports only {@code api}, {@code spi} and
+ * {@code support}: it runs without CDI (docs/architecture.md).
  */
 public final class GuardEngine implements ClaimStoreControl {
 
@@ -118,19 +120,16 @@ public final class GuardEngine implements ClaimStoreControl {
     /**
      * The claim store cannot be asked, because it failed ({@code failure}) or is suspended
      * ({@code null}, logged once at {@link #suspend()}): applies the consumer's store-failure policy.
-     * Returns to go on unclaimed (the ledger decides); throws the {@code RETRY} refusal otherwise.
+     * Returns {@code null} to go on unclaimed (the ledger decides), else the {@code RETRY} refusal.
      */
-    private void withoutStore(ConsumerSettings settings, Dispatch dispatch, MessageKey key, long start,
-                              ClaimStoreException failure) {
+    private <T> Decision<T> withoutStore(ConsumerSettings settings, MessageKey key, long start, ClaimStoreException failure) {
         boolean reject = settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger();
         if (failure != null) {
             LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), failure.getCause(),
                     reject ? StoreFailurePolicy.REJECT : StoreFailurePolicy.LEDGER_ONLY, reject ? Outcome.RETRY : "ledger decides");
         }
-        if (reject) {
-            throw refuse(settings, dispatch, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(),
-                    failure == null ? "claim store suspended" : "claim store unavailable", start, failure);
-        }
+        return reject ? refuse(settings, Outcome.RETRY, Layer.CLAIM_STORE, key.digest(),
+                failure == null ? "claim store suspended" : "claim store unavailable", start, failure) : null;
     }
 
     @Override
@@ -208,26 +207,24 @@ public final class GuardEngine implements ClaimStoreControl {
     }
 
     /**
-     * Guards one message. See the class contract for results.
+     * Guards one message. See the class contract for the decisions.
      *
      * @param <T>          what the handler returns
      * @param settings     the consumer's settings
-     * @param dispatch     the message as delivered, and where the decision goes
+     * @param dispatch     the message as delivered
      * @param parameterKey value of the {@code @IdempotencyKey} parameter, or {@code null}
      * @param handler      the guarded method
-     * @return what the handler returned; {@code null} for a duplicate
-     * @throws MessageRefusedException when the guard refused the message without running the handler
-     * @throws Exception what the handler or the commit threw ({@link Outcome#FAILED})
+     * @return the decision, with the handler's result or what it threw; never throws for the message
      */
-    public <T> T guard(ConsumerSettings settings, Dispatch dispatch, Object parameterKey,
-                       TransactionRunner.Work<T> handler) throws Exception {
+    public <T> Decision<T> guard(ConsumerSettings settings, Dispatch dispatch, Object parameterKey,
+                                 TransactionRunner.Work<T> handler) {
         long start = System.nanoTime();
         MessageKey key;
         try {
             key = keys.derive(settings, dispatch.message(), parameterKey);
         } catch (KeyRejectedException e) {
             LogId.ONCE0302W.log(settings.consumer(), e.getMessage());
-            throw refuse(settings, dispatch, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
+            return refuse(settings, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
         }
 
         if (dispatch.aheadClaim() == null && parameterKey == null && !suspended.get()) {
@@ -248,7 +245,10 @@ public final class GuardEngine implements ClaimStoreControl {
         if (early != null) {
             claim = early.result; // taken before, with the claims of the deliveries around it
         } else if (suspended.get()) {
-            withoutStore(settings, dispatch, key, start, null);
+            Decision<T> refused = withoutStore(settings, key, start, null);
+            if (refused != null) {
+                return refused;
+            }
             claim = null; // unclaimed: the ledger's unique key is the only guard now
         } else {
             try {
@@ -261,7 +261,10 @@ public final class GuardEngine implements ClaimStoreControl {
                 }
             } catch (ClaimStoreException e) {
                 listener.onStoreError(settings.consumer(), "claim");
-                withoutStore(settings, dispatch, key, start, e);
+                Decision<T> refused = withoutStore(settings, key, start, e);
+                if (refused != null) {
+                    return refused;
+                }
                 claim = null;
             }
         }
@@ -271,50 +274,36 @@ public final class GuardEngine implements ClaimStoreControl {
                 case DONE -> {
                     if (!key.matches(claim.fingerprint())) {
                         LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
-                        throw refuse(settings, dispatch, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(),
-                                conflictReason(settings), start, null);
+                        return refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(), conflictReason(settings), start, null);
                     }
-                    report(settings, dispatch, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true, System.nanoTime() - start);
-                    return null;
+                    return Decision.of(report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true,
+                            System.nanoTime() - start), null, null);
                 }
-                case IN_PROGRESS -> throw refuse(settings, dispatch, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
-                        "another holder is processing this key", start, null);
+                case IN_PROGRESS -> {
+                    return refuse(settings, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
+                            "another holder is processing this key", start, null);
+                }
                 case ACQUIRED -> { }
             }
         }
 
-        GuardedCall<T> call = new GuardedCall<>(this, settings, dispatch, key, claim == null ? null : token, start, handler);
+        GuardedCall<T> call = new GuardedCall<>(this, settings, key, claim == null ? null : token, start, handler);
         started();
         call.holdLease();
         call.guardNanos += System.nanoTime() - start;
+        T result = null;
+        Exception thrown;
         try {
-            return transactions.run(call, call);
+            result = transactions.run(call, call);
+            thrown = null;
         } catch (GuardedCall.LedgerRefusal refusal) {
-            LedgerDecision decision = call.ledgerDecision;
-            if (!call.isCompleted()) {
-                // A caller's transaction was joined: the failed insert spoiled it (PostgreSQL aborts
-                // it) and it is marked rollback-only. Returning as if skipped would let the caller
-                // find out only when its commit fails; say so now, whatever the decision.
-                if (decision == LedgerDecision.DUPLICATE) {
-                    call.duplicateInCallersTransaction();
-                }
-                throw new MessageRefusedException(decision == LedgerDecision.DUPLICATE ? Outcome.DUPLICATE : refusedOutcome(decision),
-                        settings.consumer(), key.digest(), refusedReason(settings, decision) + "; the caller's transaction is marked rollback-only",
-                        null);
-            }
-            if (decision == LedgerDecision.DUPLICATE) {
-                return null;
-            }
-            // Derived from the decision: with a joined caller transaction, completed() runs only later.
-            throw new MessageRefusedException(refusedOutcome(decision), settings.consumer(), key.digest(),
-                    refusedReason(settings, decision), null);
+            thrown = call.ledgerRefusal();
         } catch (Exception e) {
-            if (call.commitRefused != null) {
-                // Rolled back because the claim was no longer ours: the message comes again, not an attempt.
-                throw new MessageRefusedException(Outcome.RETRY, settings.consumer(), key.digest(), call.commitRefused, e);
-            }
-            throw e;
+            // Rolled back because the claim was no longer ours: the message comes again, not an attempt.
+            thrown = call.commitRefused == null ? e
+                    : new MessageRefusedException(Outcome.RETRY, settings.consumer(), key.digest(), call.commitRefused, e);
         }
+        return call.decision(result, thrown);
     }
 
     /**
@@ -392,26 +381,24 @@ public final class GuardEngine implements ClaimStoreControl {
         }
     }
 
-    private MessageRefusedException refuse(ConsumerSettings s, Dispatch dispatch, Outcome outcome, Layer layer,
-                                           String digest, String reason, long start, Throwable cause) {
-        report(s, dispatch, outcome, layer, digest, reason, !outcome.isPermanent(), System.nanoTime() - start);
-        return new MessageRefusedException(outcome, s.consumer(), digest, reason, cause);
+    /** A refusal before the handler ran: reported, and returned as the decision the call throws. */
+    private <T> Decision<T> refuse(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason,
+                                   long start, Throwable cause) {
+        GuardEvent event = report(s, outcome, layer, digest, reason, !outcome.isPermanent(), System.nanoTime() - start);
+        return Decision.of(event, null, new MessageRefusedException(outcome, s.consumer(), digest, reason, cause));
     }
 
-    /**
-     * The one place a decision leaves the engine: to the delivery first, then to the listeners.
-     * {@code retryable} is how a FAILED message that is not worth retrying reaches the connector.
-     */
-    void report(ConsumerSettings s, Dispatch dispatch, Outcome outcome, Layer layer, String digest,
-                        String reason, boolean retryable, long nanos) {
+    /** The one place a final decision is made into an event and told to the listeners. */
+    GuardEvent report(ConsumerSettings s, Outcome outcome, Layer layer, String digest,
+                      String reason, boolean retryable, long nanos) {
         GuardEvent event = new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos, retryable);
-        dispatch.decided(event);
         try {
             listener.onOutcome(event);
         } catch (RuntimeException e) {
             // A broken listener must not change what happens to the message.
             java.util.logging.Logger.getLogger("dev.onceonly").log(java.util.logging.Level.FINE, "listener failed", e);
         }
+        return event;
     }
 
     static Outcome refusedOutcome(LedgerDecision decision) {

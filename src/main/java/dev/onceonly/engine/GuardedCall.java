@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
@@ -7,7 +8,6 @@ import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
-import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.Ledger.LedgerDecision;
@@ -29,7 +29,6 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
 
     private final GuardEngine engine;
     final ConsumerSettings settings;
-    final Dispatch dispatch;
     final MessageKey key;
     final String token; // null when running unclaimed under LEDGER_ONLY
     final long start;
@@ -61,12 +60,13 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     private volatile boolean finished;
     /** Set when {@link #duplicateInCallersTransaction} marked the key done before the transaction ended. */
     private volatile boolean markedDone;
+    /** The final decision, once {@link #completed} made it; {@code null} before. */
+    private volatile GuardEvent decided;
 
-    GuardedCall(GuardEngine engine, ConsumerSettings settings, Dispatch dispatch, MessageKey key, String token,
+    GuardedCall(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token,
                 long start, TransactionRunner.Work<T> handler) {
         this.engine = engine;
         this.settings = settings;
-        this.dispatch = dispatch;
         this.key = key;
         this.token = token;
         this.start = start;
@@ -196,7 +196,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      * redelivery must find the key done, not in progress (a BUSY round would spend one of the
      * provider's redeliveries). A store failure leaves the mark to the completion, as before.
      */
-    void duplicateInCallersTransaction() {
+    private void duplicateInCallersTransaction() {
         if (token == null) {
             return;
         }
@@ -208,11 +208,6 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         }
         engine.leases.drop(this); // done: nothing to renew until the completion
         markedDone = true;
-    }
-
-    /** Whether the transaction has completed (a transaction begun by the runner completes before it returns). */
-    boolean isCompleted() {
-        return completed;
     }
 
     /** Called once, after the transaction completed. */
@@ -284,7 +279,44 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         }
         phase.end();
         guardNanos += System.nanoTime() - f0;
-        engine.report(settings, dispatch, outcome, layer, key.digest(), reason, retryable, guardNanos);
+        decided = engine.report(settings, outcome, layer, key.digest(), reason, retryable, guardNanos);
+    }
+
+    /**
+     * The ledger refused the message ({@link LedgerRefusal} left the transaction): what the call
+     * throws. Inside a caller's transaction that is still open, even a DUPLICATE cannot return as
+     * skipped: the failed insert spoiled that transaction (PostgreSQL aborts it) and it is marked
+     * rollback-only; returning would let the caller find out only when its commit fails.
+     *
+     * @return the refusal; {@code null} for a DUPLICATE in a transaction that has completed
+     */
+    MessageRefusedException ledgerRefusal() {
+        LedgerDecision decision = ledgerDecision;
+        if (completed) {
+            return decision == LedgerDecision.DUPLICATE ? null : new MessageRefusedException(GuardEngine.refusedOutcome(decision),
+                    settings.consumer(), key.digest(), GuardEngine.refusedReason(settings, decision), null);
+        }
+        if (decision == LedgerDecision.DUPLICATE) {
+            duplicateInCallersTransaction();
+        }
+        return new MessageRefusedException(decision == LedgerDecision.DUPLICATE ? Outcome.DUPLICATE : GuardEngine.refusedOutcome(decision),
+                settings.consumer(), key.digest(),
+                GuardEngine.refusedReason(settings, decision) + "; the caller's transaction is marked rollback-only", null);
+    }
+
+    /**
+     * The call's decision once the runner returned {@code result} or {@code thrown}: final when the
+     * transaction completed, else pending on the caller's transaction (see {@link Decision}).
+     */
+    Decision<T> decision(T result, Exception thrown) {
+        GuardEvent event = decided;
+        if (event != null) {
+            return Decision.of(event, result, thrown);
+        }
+        Outcome known = thrown instanceof MessageRefusedException r ? r.outcome() : thrown != null ? Outcome.FAILED : Outcome.PROCESSED;
+        Layer layer = ledgerDecision != null ? Layer.LEDGER : Layer.NONE;
+        String reason = thrown instanceof MessageRefusedException r ? r.reason() : thrown != null ? "handler failed" : "";
+        return Decision.pending(new GuardEvent(settings.consumer(), known, layer, key.digest(), reason, guardNanos), result, thrown);
     }
 
     /** @param deferrable whether a completion may be left to {@link DoneWriter} (with the ledger on) */

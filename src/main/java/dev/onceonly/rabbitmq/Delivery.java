@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One delivery of an incoming channel, from the broker handing it over until it is settled. It is
- * the {@link Dispatch} the guard reports its decision to, which {@link InboundChannel#nack} reads
- * to choose the broker action.
+ * the {@link Dispatch} the guard's decision is handed to, which {@link InboundChannel} settles it
+ * from (through {@link Disposition}) when the application acks or nacks it.
  *
  * <p>Two one-way latches keep the broker protocol safe: {@link #decide()} lets only the first
  * ack/nack of the application through (Reactive Messaging or the application may call both, or
@@ -148,7 +148,7 @@ final class Delivery implements Dispatch {
     /** What a settled delivery holds instead of a claim: nothing to abandon, nothing the guard can take. */
     private static final AheadClaim SETTLED = () -> { };
 
-    /** {@link InboundChannel#ack} requeues or dead-letters a delivery acked after a refusal. */
+    /** {@link InboundChannel} settles from the decision: a refusal is requeued or dead-lettered even when acked. */
     @Override
     public boolean settlesFromDecision() {
         return true;

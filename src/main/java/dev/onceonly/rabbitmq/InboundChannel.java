@@ -2,7 +2,6 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
@@ -221,32 +220,29 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     // ---------------------------------------------------------------- ack and nack
 
     /**
-     * The application accepted the message (processed, or a duplicate the guard skipped), or its
-     * guarded method returned quietly after a refusal ({@link Delivery#settlesFromDecision}): that
-     * one is settled as the refusal says, never acked.
+     * The application accepted the message: settled as the guard decided for it — acked, unless the
+     * guarded method returned quietly after a refusal ({@link Delivery#settlesFromDecision}).
      */
     CompletionStage<Void> ack(Delivery d) {
-        GuardEvent decision = d.guardDecision();
-        if (decision != null && decision.outcome().isRefusal()) {
-            return nack(d, null);
-        }
-        if (d.decide()) {
-            settlement.ack(d);
-        }
-        return DONE;
+        return settle(d, Disposition.accepted(d.guardDecision(), d.metadata.attempt(), settings.maxAttempts()));
+    }
+
+    /** The application did not accept the message: settled as the guard's decision and the failure say. */
+    CompletionStage<Void> nack(Delivery d, Throwable reason) {
+        return settle(d, Disposition.of(d.guardDecision(), reason, d.metadata.attempt(), settings.maxAttempts()));
     }
 
     /**
-     * The application did not accept the message. Completes at once: the broker action happens
-     * later (after the retry delay, or after the dead-letter publish is confirmed), while the
-     * delivery keeps its prefetch slot.
+     * The first ack or nack of the application settles the delivery. Completes at once: the broker
+     * action may happen later (after the retry delay, or after the dead-letter publish is confirmed),
+     * while the delivery keeps its prefetch slot.
      */
-    CompletionStage<Void> nack(Delivery d, Throwable reason) {
+    private CompletionStage<Void> settle(Delivery d, Disposition disposition) {
         if (!d.decide()) {
             return DONE;
         }
-        Disposition disposition = Disposition.of(d.guardDecision(), reason, d.metadata.attempt(), settings.maxAttempts());
         switch (disposition.action()) {
+            case ACK -> settlement.ack(d);
             case REQUEUE_LATER -> {
                 if (requeueCounts) {
                     // A requeue would spend an attempt (and on RabbitMQ 4 count towards the delivery limit).

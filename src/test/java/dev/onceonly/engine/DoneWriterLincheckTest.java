@@ -61,7 +61,7 @@ public class DoneWriterLincheckTest {
         for (int i = 0; i < CALLS; i++) {
             MessageKey key = new MessageKey("oo:orders:" + i, "digest-" + i, "fingerprint", new byte[0]);
             RecordingDispatch dispatch = new RecordingDispatch(MessageView.of("orders", "placed", null, Map.of(), new byte[] {(byte) i}));
-            calls[i] = new GuardedCall<>(engine, settings, dispatch, key, "token-" + i, 0, () -> null);
+            calls[i] = new GuardedCall<>(engine, settings, key, "token-" + i, 0, () -> null);
             engine.started();
         }
     }

@@ -61,7 +61,7 @@ class DoneWriterTest {
         MessageKey key = new MessageKey("oo:orders:" + i, "digest-" + i, "", new byte[0]);
         memory.claim(key.storeKey(), "token-" + i, "", settings.lease());
         RecordingDispatch dispatch = new RecordingDispatch(MessageView.of("orders", "placed", null, Map.of(), new byte[] {(byte) i}));
-        GuardedCall<?> call = new GuardedCall<>(engine, settings, dispatch, key, "token-" + i, 0, () -> null);
+        GuardedCall<?> call = new GuardedCall<>(engine, settings, key, "token-" + i, 0, () -> null);
         engine.started();
         return call;
     }
