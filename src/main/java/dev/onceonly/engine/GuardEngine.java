@@ -6,28 +6,19 @@ import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
-import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.Ledger;
-import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.support.LogId;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -52,28 +43,19 @@ import java.util.function.LongSupplier;
  */
 public final class GuardEngine implements ClaimStoreControl {
 
-    private static final int TOKEN_CHARS = 21;
-    /** While {@link #close} waits, how often it writes the done marks queued meanwhile. */
-    private static final long FLUSH_WHILE_CLOSING_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    private static final byte[] TOKEN_ALPHABET =
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".getBytes(StandardCharsets.US_ASCII);
 
     final ClaimStore store;
     private final TransactionRunner transactions;
-    final Ledger ledger;
+    private final Ledger ledger;
     final GuardListener listener;
     private final KeyDeriver keys;
     final LeaseSweep leases;
-    /** Writes done markers after the acknowledgement, for consumers with the ledger on. */
+    /** Writes done markers after the acknowledgement, for consumers with the ledger on; carries them with claims. */
     final DoneWriter doneWriter;
-    /**
-     * Guarded calls between claim (or the start of a ledger-only run) and their finalisation. A
-     * counter, not a set under a lock: every message passes here, on every consumer thread.
-     */
-    private final AtomicInteger inFlight = new AtomicInteger();
-    /** Where {@link #close} waits for {@link #inFlight} to reach zero. */
-    private final Object idle = new Object();
-    private volatile boolean closing;
+    /** Finishes claims after their transactions and reports the decisions. */
+    final Finaliser finaliser;
+    /** Claims the keys of the deliveries a connector hands over next, with this one's. */
+    private final ClaimAhead claimAhead;
     /** Read by every message: new messages skip the store while set (see {@link ClaimStoreControl}). */
     private final AtomicBoolean suspended = new AtomicBoolean();
 
@@ -114,6 +96,8 @@ public final class GuardEngine implements ClaimStoreControl {
         this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"), Objects.requireNonNull(nanoClock, "nanoClock"));
         this.doneWriter = new DoneWriter(store, scheduler);
         this.listener = Objects.requireNonNull(listener, "listener");
+        this.finaliser = new Finaliser(store, listener, doneWriter, scheduler, nanoClock);
+        this.claimAhead = new ClaimAhead(keys, store, doneWriter, listener, leases);
         this.keys = Objects.requireNonNull(keys, "keys");
     }
 
@@ -162,27 +146,9 @@ public final class GuardEngine implements ClaimStoreControl {
      * @return how many calls were still unfinished when it gave up
      */
     public int close(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        closing = true;
-        synchronized (idle) {
-            while (true) {
-                // Marks queued by calls that ended meanwhile are written here, not left to a drain the
-                // stopping application's executor may never run.
-                doneWriter.flush();
-                long left = deadline - System.nanoTime();
-                if (inFlight() == 0 || left <= 0) {
-                    break;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(idle, Math.min(left, FLUSH_WHILE_CLOSING_NANOS));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-        }
+        int unfinished = finaliser.close(timeout);
         leases.stop();
-        return inFlight();
+        return unfinished;
     }
 
     /**
@@ -190,20 +156,7 @@ public final class GuardEngine implements ClaimStoreControl {
      * done marker not yet written}
      */
     int inFlight() {
-        return inFlight.get();
-    }
-
-    void started() {
-        inFlight.incrementAndGet();
-    }
-
-    /** Called exactly once per {@link #started()} ({@link GuardedCall} makes sure). */
-    void finished() {
-        if (inFlight.decrementAndGet() == 0 && closing) {
-            synchronized (idle) {
-                idle.notifyAll();
-            }
-        }
+        return finaliser.inFlight();
     }
 
     /**
@@ -227,20 +180,12 @@ public final class GuardEngine implements ClaimStoreControl {
             return refuse(settings, Outcome.REJECTED, Layer.NONE, "", e.getMessage(), start, e);
         }
 
-        if (dispatch.aheadClaim() == null && parameterKey == null && !suspended.get()) {
-            // Deliveries the connector will hand over next: their claims go in the same round trip
-            // as this one's. (Their keys cannot include an @IdempotencyKey argument, hence the check.)
-            List<? extends Dispatch> behind = dispatch.claimAheadWith();
-            if (!behind.isEmpty()) {
-                List<Dispatch> batch = new ArrayList<>(behind.size() + 1);
-                batch.add(dispatch);
-                batch.addAll(behind);
-                claimAhead(settings, batch);
-            }
+        // Their keys cannot include an @IdempotencyKey argument: none for those behind this one.
+        if (parameterKey == null && !suspended.get() && !finaliser.closing()) {
+            claimAhead.withThoseBehind(settings, dispatch);
         }
-        AheadClaim ahead = dispatch.aheadClaim();
-        EarlyClaim early = ahead instanceof EarlyClaim e && e.take(settings, key) ? e : null;
-        String token = early != null ? early.token : newToken();
+        ClaimedAhead early = claimAhead.take(settings, dispatch, key);
+        String token = early != null ? early.token : Tokens.next();
         ClaimResult claim;
         if (early != null) {
             claim = early.result; // taken before, with the claims of the deliveries around it
@@ -274,9 +219,9 @@ public final class GuardEngine implements ClaimStoreControl {
                 case DONE -> {
                     if (!key.matches(claim.fingerprint())) {
                         LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
-                        return refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(), conflictReason(settings), start, null);
+                        return refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(), Reasons.conflict(settings), start, null);
                     }
-                    return Decision.of(report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true,
+                    return Decision.of(finaliser.report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true,
                             System.nanoTime() - start), null, null);
                 }
                 case IN_PROGRESS -> {
@@ -287,149 +232,26 @@ public final class GuardEngine implements ClaimStoreControl {
             }
         }
 
-        GuardedCall<T> call = new GuardedCall<>(this, settings, key, claim == null ? null : token, start, handler);
-        started();
-        call.holdLease();
-        call.guardNanos += System.nanoTime() - start;
+        HeldClaim held = claim == null ? null : new HeldClaim(store, listener, leases, settings, key, token, start);
+        finaliser.started();
+        if (held != null) {
+            held.hold();
+        }
+        GuardedCall<T> call = new GuardedCall<>(finaliser, ledger, listener, settings, key, held, System.nanoTime() - start, handler);
         T result = null;
-        Exception thrown;
+        Exception thrown = null;
         try {
             result = transactions.run(call, call);
-            thrown = null;
-        } catch (GuardedCall.LedgerRefusal refusal) {
-            thrown = call.ledgerRefusal();
         } catch (Exception e) {
-            // Rolled back because the claim was no longer ours: the message comes again, not an attempt.
-            thrown = call.commitRefused == null ? e
-                    : new MessageRefusedException(Outcome.RETRY, settings.consumer(), key.digest(), call.commitRefused, e);
+            thrown = e;
         }
         return call.decision(result, thrown);
-    }
-
-    /**
-     * Claims the keys of a delivery and of those the connector will hand over after it
-     * ({@link Dispatch#claimAheadWith}) in one call to the store ({@link ClaimStore#claimAll}: one
-     * round trip on Redis), and gives each dispatch its claim ({@link Dispatch#holdAheadClaim}):
-     * each is then guarded without a round trip of its own. Only acquired and done answers are kept:
-     * an in-progress one may be over by the message's turn. Fencing and leases are those of any
-     * claim: the token is the message's, the lease is renewed while the delivery waits, and a claim
-     * the guard does not take (the delivery was settled otherwise) is released by
-     * {@link AheadClaim#abandon}.
-     *
-     * <p>Skips dispatches that hold a claim, keys that cannot be derived (refused in their turn, with
-     * the reason), and everything when the store fails (any of those keys that it took anyway is
-     * released here, or runs out with its lease): each message is then claimed in its turn.
-     */
-    private void claimAhead(ConsumerSettings settings, List<? extends Dispatch> dispatches) {
-        if (closing) {
-            return;
-        }
-        List<Dispatch> targets = new ArrayList<>(dispatches.size());
-        List<MessageKey> messageKeys = new ArrayList<>(dispatches.size());
-        List<ClaimStore.ClaimRequest> requests = new ArrayList<>(dispatches.size());
-        for (Dispatch d : dispatches) {
-            if (d.aheadClaim() != null) {
-                continue;
-            }
-            MessageKey key;
-            try {
-                key = keys.derive(settings, d.message(), null);
-            } catch (KeyRejectedException e) {
-                continue;
-            }
-            targets.add(d);
-            messageKeys.add(key);
-            requests.add(new ClaimStore.ClaimRequest(key.storeKey(), newToken(), key.fingerprint(), settings.lease()));
-        }
-        if (requests.isEmpty()) {
-            return;
-        }
-        List<ClaimResult> results;
-        GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
-        long sentAt = leases.now(); // the leases the store grants run from later than this
-        try {
-            results = doneWriter.claimAll(requests);
-        } catch (ClaimStoreException e) {
-            listener.onStoreError(settings.consumer(), "claim");
-            releaseQuietly(requests);
-            return;
-        } finally {
-            phase.end();
-        }
-        for (int i = 0; i < targets.size(); i++) {
-            ClaimResult result = results.get(i);
-            if (result.state() == ClaimState.IN_PROGRESS) {
-                continue;
-            }
-            EarlyClaim claim = new EarlyClaim(this, settings, messageKeys.get(i), requests.get(i).token(), result, sentAt);
-            Dispatch d = targets.get(i);
-            d.holdAheadClaim(claim);
-            if (d.aheadClaim() != claim) {
-                claim.abandon(); // a dispatch that keeps no claim would leave it held until its lease ends
-            }
-        }
-    }
-
-    /** After a failed {@link ClaimStore#claimAll}: a key it took anyway is ours, and nobody would use it. */
-    private void releaseQuietly(List<ClaimStore.ClaimRequest> requests) {
-        try {
-            for (ClaimStore.ClaimRequest r : requests) {
-                store.release(r.key(), r.token());
-            }
-        } catch (ClaimStoreException e) {
-            // Still failing: what it took runs out with its lease.
-        }
     }
 
     /** A refusal before the handler ran: reported, and returned as the decision the call throws. */
     private <T> Decision<T> refuse(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason,
                                    long start, Throwable cause) {
-        GuardEvent event = report(s, outcome, layer, digest, reason, !outcome.isPermanent(), System.nanoTime() - start);
+        GuardEvent event = finaliser.report(s, outcome, layer, digest, reason, !outcome.isPermanent(), System.nanoTime() - start);
         return Decision.of(event, null, new MessageRefusedException(outcome, s.consumer(), digest, reason, cause));
-    }
-
-    /** The one place a final decision is made into an event and told to the listeners. */
-    GuardEvent report(ConsumerSettings s, Outcome outcome, Layer layer, String digest,
-                      String reason, boolean retryable, long nanos) {
-        GuardEvent event = new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos, retryable);
-        try {
-            listener.onOutcome(event);
-        } catch (RuntimeException e) {
-            // A broken listener must not change what happens to the message.
-            java.util.logging.Logger.getLogger("dev.onceonly").log(java.util.logging.Level.FINE, "listener failed", e);
-        }
-        return event;
-    }
-
-    static Outcome refusedOutcome(LedgerDecision decision) {
-        return decision == LedgerDecision.CONFLICT ? Outcome.CONFLICT : Outcome.RETRY;
-    }
-
-    static String refusedReason(ConsumerSettings s, LedgerDecision decision) {
-        return switch (decision) {
-            case CONFLICT -> conflictReason(s);
-            case DUPLICATE -> "processed before (found by the ledger)";
-            default -> "ledger row of a concurrent holder was not committed";
-        };
-    }
-
-    /** Why a copy is a CONFLICT, naming what was compared (the consumer's pointers, never a value). */
-    private static String conflictReason(ConsumerSettings s) {
-        return s.conflictFields().isEmpty() ? "key was processed before with a different body"
-                : "key was processed before with other values at " + String.join(",", s.conflictFields());
-    }
-
-    /**
-     * A fencing token: 21 base64url characters, 126 random bits. Tokens must be unique, not secret
-     * (anyone who can forge one can write to Redis anyway), and never contain {@code '|'}. Built
-     * straight from bytes: one per message, so it should cost one small string and nothing more.
-     */
-    private static String newToken() {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        byte[] token = new byte[TOKEN_CHARS];
-        for (int i = 0; i < TOKEN_CHARS; i++) {
-            token[i] = TOKEN_ALPHABET[r.nextInt(TOKEN_ALPHABET.length)];
-        }
-        return new String(token, StandardCharsets.ISO_8859_1);
     }
 }
