@@ -6,6 +6,7 @@ import dev.onceonly.engine.ConsumerSettings;
 import dev.onceonly.jms.JmsMessageView;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.support.LogId;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -14,6 +15,7 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What the interceptor needs to know about one guarded method, worked out once at startup: its
@@ -36,9 +38,13 @@ final class GuardedMethod {
     private final int payloadIndex;  // the payload, or -1
     private final Object skippedResult;
     private final boolean incoming;
+    private final String name;
+    /** Set once {@link LogId#ONCE0305W} was logged for this method. */
+    private final AtomicBoolean warnedUnposted = new AtomicBoolean();
 
     GuardedMethod(Method method, ConsumerSettings settings) {
         this.settings = settings;
+        this.name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
         // By name: applications without Reactive Messaging never load its classes.
         this.incoming = Arrays.stream(method.getAnnotations())
                 .anyMatch(a -> a.annotationType().getName().equals("org.eclipse.microprofile.reactive.messaging.Incoming"));
@@ -112,16 +118,23 @@ final class GuardedMethod {
         if (posted != null) {
             return posted;
         }
+        MessageView view = null;
+        String what = "the message its parameters carry";
         if (viewIndex >= 0 && args[viewIndex] != null) {
-            return Dispatch.of((MessageView) args[viewIndex]);
+            view = (MessageView) args[viewIndex];
+        } else if (message != null) {
+            view = ReactiveMessages.view(message);
         }
-        if (message != null) {
-            MessageView fromMessage = ReactiveMessages.view(message);
-            if (fromMessage != null) {
-                return Dispatch.of(fromMessage);
-            }
+        if (view == null) {
+            view = MessageView.of("", "", null, Map.of(), bytes(payload));
+            what = "its payload alone (no exchange, routing key or message id)";
         }
-        return Dispatch.of(MessageView.of("", "", null, Map.of(), bytes(payload)));
+        if (incoming && warnedUnposted.compareAndSet(false, true)) {
+            // Identity is the only link between a delivery and the call made for it: a payload
+            // copied or converted on the way breaks it silently, and the key changes with it.
+            LogId.ONCE0305W.log(name, what);
+        }
+        return Dispatch.of(view);
     }
 
     private static final String REACTIVE_MESSAGE = "org.eclipse.microprofile.reactive.messaging.Message";

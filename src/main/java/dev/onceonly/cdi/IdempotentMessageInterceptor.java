@@ -1,11 +1,8 @@
 package dev.onceonly.cdi;
 
-import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.IdempotentMessage;
-import dev.onceonly.api.MessageRefusedException;
-import dev.onceonly.api.MessageView;
+import dev.onceonly.engine.Decision;
 import dev.onceonly.jms.JmsMessageView;
-import dev.onceonly.spi.AheadClaim;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
@@ -14,8 +11,6 @@ import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
-
-import java.util.List;
 
 /**
  * Thin adapter from CDI to {@link dev.onceonly.engine.GuardEngine}. Its priority puts it OUTSIDE
@@ -59,82 +54,31 @@ public class IdempotentMessageInterceptor {
         }
     }
 
+    /**
+     * Translates the engine's one {@link Decision} for this call, once: a final decision goes to the
+     * delivery (the connector settles from it), then the call returns or throws.
+     */
     private Object guarded(InvocationContext ctx, GuardedMethod method, Object[] args, Dispatch posted) throws Exception {
-        Watched dispatch = method.incoming() && posted.settlesFromDecision() ? new Watched(posted) : null;
-        Object result;
-        try {
-            result = runtime.engine().guard(method.settings(), dispatch != null ? dispatch : posted,
-                    method.parameterKey(args), ctx::proceed);
-        } catch (MessageRefusedException refused) {
-            if (dispatch != null && dispatch.refused()) {
+        Decision<Object> decision = runtime.engine().guard(method.settings(), posted, method.parameterKey(args), ctx::proceed);
+        if (!decision.pending()) {
+            posted.decided(decision.event());
+        }
+        if (decision.refused()) {
+            if (method.incoming() && posted.settlesFromDecision()) {
                 // Reactive Messaging logs every exception of an @Incoming method as an error with its
-                // stack trace (SRMSG00200), though a refusal is a routine outcome: the connector was
-                // told and settles the delivery from the decision when it is acked (requeue or
-                // dead-letter, never an ack). Only for the refusal reported for this very delivery.
+                // stack trace (SRMSG00200), though a refusal is a routine outcome: the connector has the
+                // decision and settles the delivery from it (requeue or dead-letter, never an ack).
                 return method.skippedResult();
             }
             if (method.jms()) {
                 // Rolled back for redelivery (thrown), or moved to the dead-letter queue in the
                 // listener's transaction, which then commits the receipt with the move.
-                runtime.jmsRefusals(method).settle((JmsMessageView) posted.message(), refused);
+                runtime.jmsRefusals(method).settle((JmsMessageView) posted.message(), decision.refusal());
                 return method.skippedResult();
             }
-            throw refused;
         }
-        // The engine returns null for a skipped duplicate; a primitive return type needs its zero instead.
+        // Null for a skipped duplicate; a primitive return type needs its zero instead.
+        Object result = decision.resultOrThrow();
         return result == null ? method.skippedResult() : result;
-    }
-
-    /** The connector's dispatch, with the decision the guard reported to it kept for the interceptor. */
-    private static final class Watched implements Dispatch {
-        private final Dispatch connector;
-        private volatile GuardEvent decision;
-
-        Watched(Dispatch connector) {
-            this.connector = connector;
-        }
-
-        @Override
-        public MessageView message() {
-            return connector.message();
-        }
-
-        @Override
-        public void decided(GuardEvent event) {
-            decision = event;
-            connector.decided(event);
-        }
-
-        @Override
-        public boolean settlesFromDecision() {
-            return true;
-        }
-
-        // Claims taken ahead belong to the connector's deliveries: a wrapper that kept them would
-        // hide them from the guard, and from the connector that abandons them.
-        @Override
-        public List<? extends Dispatch> claimAheadWith() {
-            return connector.claimAheadWith();
-        }
-
-        @Override
-        public void holdAheadClaim(AheadClaim claim) {
-            connector.holdAheadClaim(claim);
-        }
-
-        @Override
-        public AheadClaim aheadClaim() {
-            return connector.aheadClaim();
-        }
-
-        @Override
-        public MessageTracing.Span process() {
-            return connector.process();
-        }
-
-        boolean refused() {
-            GuardEvent d = decision;
-            return d != null && d.outcome().isRefusal();
-        }
     }
 }

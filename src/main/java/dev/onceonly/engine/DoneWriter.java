@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * instance dies first it stays so until its lease ends; a copy that comes meanwhile is answered BUSY,
  * and one that comes after the lease is claimed again and stopped by the ledger's unique key (its
  * row committed with the effect). Without a ledger nothing would stop that copy, so those consumers
- * complete before the acknowledgement, on the consumer's thread ({@link GuardedCall}).
+ * complete before the acknowledgement, on the consumer's thread ({@link Finaliser}).
  *
  * <p>Under load most completions need no round trip of their own: the next claim takes the ones
  * queued and sends them ahead of itself in its own round trip ({@link #claim}, {@link #claimAll};
@@ -32,10 +32,22 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the ones no claim came for. One drain at a time runs there, {@link #GATHER_MICROS} after the
  * first completion it will carry; a call added while it waits or runs is taken by it, by a claim or
  * by the drain the adder starts. Each queued completion is taken by one writer only. A store
- * failure hands each call of the batch back to its own retry (the lease sweep's, as for a
- * completion that failed on the consumer's thread).
+ * failure hands each mark of the batch back to its own retry (as for a completion that failed on
+ * the consumer's thread).
  */
 final class DoneWriter {
+
+    /** One done mark to write, told the store's answer exactly once. */
+    interface Mark {
+        /** {@return the completion to send} */
+        ClaimStore.CompleteRequest request();
+
+        /** The store answered this mark. */
+        void written(HolderResult result);
+
+        /** The batch with this mark failed. */
+        void notWritten(ClaimStoreException failure);
+    }
 
     /** Most completions in one round trip: bounds the request and the time one batch holds the drain. */
     static final int MAX_BATCH = 128;
@@ -57,7 +69,7 @@ final class DoneWriter {
     /** Whether claims carry queued completions: only where that adds no wait to the claim. */
     private final boolean withClaims;
     private final ScheduledExecutorService executor;
-    private final ConcurrentLinkedQueue<GuardedCall<?>> pending = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Mark> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean draining = new AtomicBoolean();
 
     DoneWriter(ClaimStore store, ScheduledExecutorService executor) {
@@ -97,7 +109,7 @@ final class DoneWriter {
     }
 
     private List<ClaimResult> completeThenClaim(List<ClaimStore.ClaimRequest> claims) {
-        List<GuardedCall<?>> batch = nextBatch(MAX_CARRIED);
+        List<Mark> batch = nextBatch(MAX_CARRIED);
         if (batch.isEmpty()) {
             return store.claimAll(claims); // taken meanwhile by the drain or another claim
         }
@@ -115,8 +127,8 @@ final class DoneWriter {
         return answers.claims();
     }
 
-    /** Queues the completion of {@code call}; the call is told the answer ({@link GuardedCall#doneWritten}). */
-    void add(GuardedCall<?> call) {
+    /** Queues the completion {@code call}; it is told the answer ({@link Mark#written}, {@link Mark#notWritten}). */
+    void add(Mark call) {
         pending.add(call);
         if (draining.compareAndSet(false, true)) {
             try {
@@ -135,7 +147,7 @@ final class DoneWriter {
      * completion is taken from the queue by one of them only.
      */
     void flush() {
-        for (List<GuardedCall<?>> batch = nextBatch(MAX_BATCH); !batch.isEmpty(); batch = nextBatch(MAX_BATCH)) {
+        for (List<Mark> batch = nextBatch(MAX_BATCH); !batch.isEmpty(); batch = nextBatch(MAX_BATCH)) {
             write(batch);
         }
     }
@@ -153,16 +165,16 @@ final class DoneWriter {
         } while (!pending.isEmpty() && draining.compareAndSet(false, true));
     }
 
-    private List<GuardedCall<?>> nextBatch(int max) {
-        List<GuardedCall<?>> batch = new ArrayList<>();
-        GuardedCall<?> call;
+    private List<Mark> nextBatch(int max) {
+        List<Mark> batch = new ArrayList<>();
+        Mark call;
         while (batch.size() < max && (call = pending.poll()) != null) {
             batch.add(call);
         }
         return batch;
     }
 
-    private void write(List<GuardedCall<?>> batch) {
+    private void write(List<Mark> batch) {
         List<HolderResult> results;
         try {
             results = store.completeAll(requests(batch));
@@ -177,23 +189,23 @@ final class DoneWriter {
         written(batch, results);
     }
 
-    private static List<ClaimStore.CompleteRequest> requests(List<GuardedCall<?>> batch) {
+    private static List<ClaimStore.CompleteRequest> requests(List<Mark> batch) {
         List<ClaimStore.CompleteRequest> requests = new ArrayList<>(batch.size());
-        for (GuardedCall<?> call : batch) {
-            requests.add(call.completeRequest());
+        for (Mark call : batch) {
+            requests.add(call.request());
         }
         return requests;
     }
 
-    private static void written(List<GuardedCall<?>> batch, List<HolderResult> results) {
+    private static void written(List<Mark> batch, List<HolderResult> results) {
         for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).doneWritten(results.get(i));
+            batch.get(i).written(results.get(i));
         }
     }
 
-    private static void notWritten(List<GuardedCall<?>> batch, ClaimStoreException failure) {
-        for (GuardedCall<?> call : batch) {
-            call.doneNotWritten(failure);
+    private static void notWritten(List<Mark> batch, ClaimStoreException failure) {
+        for (Mark call : batch) {
+            call.notWritten(failure);
         }
     }
 }

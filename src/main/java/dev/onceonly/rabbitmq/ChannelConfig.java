@@ -154,11 +154,11 @@ final class ChannelConfig {
             // Shorter delays are rounded to whole seconds for the broker, and holding them costs little.
             throw config.invalid(RETRY_BROKER_DELAY_ABOVE, config.string(RETRY_BROKER_DELAY_ABOVE).orElseThrow(), "at least 1s");
         }
-        int longestName = DelayQueues.name(queue, max).length();
+        int longestName = DelayQueueNames.name(queue, max).length();
         if (brokerAbove.compareTo(max) < 0 && longestName > 255) {
             throw config.invalid(QUEUE_NAME, queue, "at most " + (255 - (longestName - queue.length()))
                     + " characters: retries longer than retry-broker-delay-above wait in queues named <queue>"
-                    + DelayQueues.INFIX + "<ms>, and RabbitMQ names have at most 255");
+                    + DelayQueueNames.INFIX + "<ms>, and RabbitMQ names have at most 255");
         }
         return new RetryBackoff(first, max, multiplier, brokerAbove);
     }

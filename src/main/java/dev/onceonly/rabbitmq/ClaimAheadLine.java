@@ -1,5 +1,7 @@
 package dev.onceonly.rabbitmq;
 
+import dev.onceonly.spi.AheadClaim;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -9,13 +11,29 @@ import java.util.concurrent.atomic.AtomicLong;
  * The deliveries of one consuming channel received and not yet settled, in the order they arrived
  * ({@code claim-ahead}): buffered ones, and those handed to the application (Reactive Messaging may
  * take several and queue them itself). When the guard asks for the deliveries behind one
- * ({@link Delivery#claimAheadWith}), it gets up to {@code claim-ahead − 1} of them that hold no claim
+ * ({@code Dispatch.claimAheadWith}), it gets up to {@code claim-ahead − 1} of them that hold no claim
  * yet, and claims their keys in the same round trip as that one's.
  */
-final class ClaimAheadLine {
+final class ClaimAheadLine<D extends ClaimAheadLine.Member<D>> {
+
+    /** What the line needs of a delivery in it ({@link Delivery}). */
+    interface Member<D extends Member<D>> {
+        /** Joins {@code line} as its {@code sequence}-th delivery. */
+        void joinLine(ClaimAheadLine<D> line, long sequence);
+
+        long sequenceInLine();
+
+        boolean isSettled();
+
+        /** Whether its AMQP channel closed since it was received: the broker requeued it. */
+        boolean isStale();
+
+        /** {@return the claim taken ahead for it, or {@code null}} */
+        AheadClaim aheadClaim();
+    }
 
     private final int claimAhead;
-    private final ConcurrentLinkedQueue<Delivery> line = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<D> line = new ConcurrentLinkedQueue<>();
     private final AtomicLong sequence = new AtomicLong();
 
     /** @param claimAhead how many deliveries one claim takes, the asking one included; at least 2 */
@@ -24,7 +42,7 @@ final class ClaimAheadLine {
     }
 
     /** A delivery was received (it will be handed over in this order): it joins the line. */
-    void received(Delivery d) {
+    void received(D d) {
         d.joinLine(this, sequence.incrementAndGet());
         line.add(d);
         if (d.isSettled()) {
@@ -33,12 +51,12 @@ final class ClaimAheadLine {
     }
 
     /**
-     * A settled delivery leaves the line ({@link Delivery#settled}). Every delivery is settled once,
+     * A settled delivery leaves the line. Every delivery is settled once,
      * whether the guard ever saw it or not (an unguarded consumer, a key-less message, a disabled
      * guard), so the line holds only deliveries not settled: at most the prefetch of each channel
      * generation whose deliveries are still unsettled.
      */
-    void remove(Delivery d) {
+    void remove(D d) {
         line.remove(d);
     }
 
@@ -46,9 +64,9 @@ final class ClaimAheadLine {
      * {@return the deliveries received after {@code d}, not settled, on the same AMQP channel
      * generation, holding no claim; at most {@code claim-ahead − 1}}
      */
-    List<Delivery> behind(Delivery d) {
-        List<Delivery> behind = new ArrayList<>(claimAhead - 1);
-        for (Delivery e : line) {
+    List<D> behind(D d) {
+        List<D> behind = new ArrayList<>(claimAhead - 1);
+        for (D e : line) {
             if (behind.size() == claimAhead - 1) {
                 break;
             }

@@ -12,6 +12,8 @@ import dev.onceonly.support.LogId;
 import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.security.NoSuchAlgorithmException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeoutException;
 
 /** Opens amqp-client connections on the server's managed threads, with automatic recovery. */
@@ -32,7 +34,8 @@ final class Connections {
      * has recovered the connection and its topology (run on amqp-client's recovery thread: it must
      * not block).
      */
-    static Connection open(ConnectionSettings s, String channel, String role, RabbitResources resources, Runnable recovered)
+    static Connection open(ConnectionSettings s, String channel, String role, ThreadFactory threads, ExecutorService executor,
+                           Runnable recovered)
             throws IOException, TimeoutException {
         String name = "onceonly:" + channel + ":" + role + "@" + s.instance();
         ConnectionFactory f = new ConnectionFactory();
@@ -54,15 +57,15 @@ final class Connections {
                 f.enableHostnameVerification();
             }
         }
-        f.setThreadFactory(resources.threads());
+        f.setThreadFactory(threads);
         f.setAutomaticRecoveryEnabled(true);
         f.setTopologyRecoveryEnabled(true);
         // Delay queues are declared on channels closed right after (a recorded queue is recovered on
-        // its own channel, which would fail), and again before use anyway (DelayQueues).
+        // its own channel, which would fail), and again before use anyway.
         f.setTopologyRecoveryFilter(new TopologyRecoveryFilter() {
             @Override
             public boolean filterQueue(RecordedQueue queue) {
-                return !DelayQueues.isDelayQueue(queue.getName());
+                return !DelayQueueNames.isDelayQueue(queue.getName());
             }
         });
         f.setNetworkRecoveryInterval(s.recoveryInterval().toMillis());
@@ -71,7 +74,7 @@ final class Connections {
         f.setHandshakeTimeout(connectMillis);
         // amqp-client waits 10 minutes for an RPC reply by default; a stuck cancel must not hold up a shutdown that long.
         f.setChannelRpcTimeout(RPC_TIMEOUT_MS);
-        Connection c = f.newConnection(resources.executor(), s.addresses(), name);
+        Connection c = f.newConnection(executor, s.addresses(), name);
         c.addShutdownListener(cause -> {
             if (!cause.isInitiatedByApplication()) {
                 LogId.ONCE0503W.log(name, s.describe(), cause.getMessage());

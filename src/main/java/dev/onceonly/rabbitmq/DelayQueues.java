@@ -40,8 +40,6 @@ import java.util.function.Supplier;
  */
 final class DelayQueues {
 
-    /** Between the work queue's name and the delay in milliseconds. */
-    static final String INFIX = ".onceonly.delay.";
     /** How long a declaration is trusted before the next copy declares the queue again, renewing its lease. */
     static final Duration RENEW = Duration.ofMinutes(5);
 
@@ -59,18 +57,6 @@ final class DelayQueues {
         this.settings = settings;
         this.connection = connection;
         this.nanoClock = nanoClock;
-    }
-
-    /** The delay queue of {@code queue} for {@code delay}. */
-    static String name(String queue, Duration delay) {
-        return queue + INFIX + delay.toMillis();
-    }
-
-    /** Whether {@code queue} is named as a delay queue of this connector. */
-    static boolean isDelayQueue(String queue) {
-        int infix = queue.lastIndexOf(INFIX);
-        String millis = infix < 0 ? "" : queue.substring(infix + INFIX.length());
-        return !millis.isEmpty() && millis.chars().allMatch(Character::isDigit);
     }
 
     /** The arguments the delay queue for {@code delay} is declared with, in a stable order. */
@@ -96,7 +82,7 @@ final class DelayQueues {
      *         {@code RENEW}): the delivery is then held by the consumer instead
      */
     Optional<String> queueFor(Duration delay) {
-        String name = name(settings.queue(), delay);
+        String name = DelayQueueNames.name(settings.queue(), delay);
         long now = nanoClock.getAsLong();
         Declared last = declared.get(name);
         if (last != null && now - last.at() < RENEW.toNanos()) {

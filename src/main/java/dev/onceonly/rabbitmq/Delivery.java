@@ -14,15 +14,15 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One delivery of an incoming channel, from the broker handing it over until it is settled. It is
- * the {@link Dispatch} the guard reports its decision to, which {@link InboundChannel#nack} reads
- * to choose the broker action.
+ * the {@link Dispatch} the guard's decision is handed to, which {@link InboundChannel} settles it
+ * from (through {@link Disposition}) when the application acks or nacks it.
  *
  * <p>Two one-way latches keep the broker protocol safe: {@link #decide()} lets only the first
  * ack/nack of the application through (Reactive Messaging or the application may call both, or
  * twice), and {@link #claimSettlement()} lets exactly one broker action happen (a delayed retry and a
  * shutdown may race for it). Acking a delivery tag twice would make the broker close the channel.
  */
-final class Delivery implements Dispatch {
+final class Delivery implements Dispatch, ClaimAheadLine.Member<Delivery> {
 
     /** Where the delivery is; shutdown gives back {@link #BUFFERED} and {@link #HELD} ones at once. */
     enum Stage {
@@ -68,7 +68,7 @@ final class Delivery implements Dispatch {
      */
     private final AtomicReference<AheadClaim> aheadClaim = new AtomicReference<>();
     /** With claim-ahead: the channel's line of deliveries handed over, and this one's place in it. */
-    private volatile ClaimAheadLine line;
+    private volatile ClaimAheadLine<Delivery> line;
     private volatile long sequenceInLine;
 
     Delivery(Channel channel, IncomingRabbitMetadata metadata, Object payload, ChannelGeneration generation,
@@ -103,19 +103,21 @@ final class Delivery implements Dispatch {
         return tracing.process(metadata.queue(), metadata.headers());
     }
 
-    void joinLine(ClaimAheadLine line, long sequence) {
+    @Override
+    public void joinLine(ClaimAheadLine<Delivery> line, long sequence) {
         this.sequenceInLine = sequence;
         this.line = line;
     }
 
-    long sequenceInLine() {
+    @Override
+    public long sequenceInLine() {
         return sequenceInLine;
     }
 
     /** With claim-ahead, the deliveries handed over after this one that hold no claim yet. */
     @Override
     public List<? extends Dispatch> claimAheadWith() {
-        ClaimAheadLine l = line;
+        ClaimAheadLine<Delivery> l = line;
         return l == null ? List.of() : l.behind(this);
     }
 
@@ -135,7 +137,7 @@ final class Delivery implements Dispatch {
      * and none is kept from now on; the delivery leaves the claim-ahead line.
      */
     void settled() {
-        ClaimAheadLine l = line;
+        ClaimAheadLine<Delivery> l = line;
         if (l != null) {
             l.remove(this); // first: abandoning takes a round trip to the store
         }
@@ -148,7 +150,7 @@ final class Delivery implements Dispatch {
     /** What a settled delivery holds instead of a claim: nothing to abandon, nothing the guard can take. */
     private static final AheadClaim SETTLED = () -> { };
 
-    /** {@link InboundChannel#ack} requeues or dead-letters a delivery acked after a refusal. */
+    /** {@link InboundChannel} settles from the decision: a refusal is requeued or dead-lettered even when acked. */
     @Override
     public boolean settlesFromDecision() {
         return true;
@@ -195,7 +197,8 @@ final class Delivery implements Dispatch {
         return settled.compareAndSet(false, true);
     }
 
-    boolean isSettled() {
+    @Override
+    public boolean isSettled() {
         return settled.get();
     }
 
@@ -204,7 +207,8 @@ final class Delivery implements Dispatch {
      * the message back in the queue, and settling it is pointless (amqp-client drops acks of a
      * previous channel incarnation).
      */
-    boolean isStale() {
+    @Override
+    public boolean isStale() {
         return generation.current() != receivedIn;
     }
 

@@ -4,14 +4,15 @@ import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 
 /**
- * What the connector does with a delivery the application did not accept, decided from the guard's
- * decision for that delivery (when a guarded method was invoked for it) and the attempt count
+ * What the connector does with a delivery once the application acked or nacked it, decided from the
+ * guard's decision for that delivery (when a guarded method was invoked for it) and the attempt count
  * (docs/architecture.md, "Outcomes and broker actions"). A FAILED decision that is not
  * {@linkplain GuardEvent#retryable() retryable} is dead-lettered at once, whatever the attempt.
  *
  * @param action    the broker action
- * @param outcome   the guard's refusal ({@code BUSY}, {@code RETRY}, {@code CONFLICT}, {@code REJECTED}),
- *                  else {@link Outcome#FAILED} (the handler, or anything after the guard, failed)
+ * @param outcome   for an ack, the guard's PROCESSED or DUPLICATE (PROCESSED when no guard decided);
+ *                  else the guard's refusal ({@code BUSY}, {@code RETRY}, {@code CONFLICT},
+ *                  {@code REJECTED}), or {@link Outcome#FAILED} (the handler, or anything after the guard, failed)
  * @param reason    why, for the dead-letter headers and logs; never the message body. For FAILED:
  *                  the innermost cause's class and message, and for a failure not retried the
  *                  guard's reason after it in parentheses (the classes its retry rule matched)
@@ -20,8 +21,10 @@ import dev.onceonly.api.Outcome;
  */
 record Disposition(Action action, Outcome outcome, String reason, String consumer, String keyDigest) {
 
-    /** Broker actions for a delivery that was not acked. */
+    /** Broker actions for a delivery. */
     enum Action {
+        /** Ack it: processed, or a duplicate skipped. */
+        ACK,
         /** Hold the delivery for the retry delay, then requeue it; not an attempt. */
         REQUEUE_LATER,
         /** Hold the delivery for the retry delay, then deliver it again as the next attempt. */
@@ -33,6 +36,25 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
     private static final int MAX_REASON = 300;
 
     /**
+     * The application acked the delivery: an ack, unless its guarded method returned quietly after a
+     * refusal, which is settled as the refusal says.
+     *
+     * @param guard       the guard's decision for this delivery, or {@code null} when no guarded
+     *                    method was invoked for it
+     * @param attempt     1-based number of this delivery's attempt
+     * @param maxAttempts attempts allowed before a failing message is dead-lettered
+     */
+    static Disposition accepted(GuardEvent guard, int attempt, int maxAttempts) {
+        if (guard != null && guard.outcome().isRefusal()) {
+            return of(guard, null, attempt, maxAttempts);
+        }
+        return guard == null ? new Disposition(Action.ACK, Outcome.PROCESSED, "", null, "")
+                : new Disposition(Action.ACK, guard.outcome(), "", guard.consumer(), guard.keyDigest());
+    }
+
+    /**
+     * The application nacked the delivery.
+     *
      * @param guard       the guard's decision for this delivery, or {@code null} when no guarded
      *                    method was invoked for it
      * @param failure     what the application nacked with

@@ -2,7 +2,6 @@ package dev.onceonly.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
@@ -11,18 +10,13 @@ import dev.onceonly.support.LogId;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
 import java.io.IOException;
-import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -32,15 +26,16 @@ import java.util.function.Supplier;
  * {@link Disposition} chooses among them.
  *
  * <h2>Flow</h2>
- * Deliveries are buffered (at most prefetch: the broker sends no more) and handed downstream only
- * on demand, one at a time. Before a delivery is handed over, it is posted on the {@link Handover}
- * under its payload object, so the guard of the method invoked with that payload keys on the real
- * exchange and routing key and reports its decision to the {@link Delivery} itself.
+ * Deliveries are handed downstream by the {@link DeliveryEmitter}, on demand, one at a time, each
+ * posted on the {@link Handover} first, so the guard of the method invoked with its payload keys on
+ * the real exchange and routing key, and its decision is handed to the {@link Delivery} itself.
  *
  * <h2>Settlement</h2>
+ * The application's ack or nack settles the delivery as {@link Disposition} says from the guard's
+ * decision:
  * <ul>
- *   <li>ack: {@code basicAck}.</li>
- *   <li>nack: {@link Disposition#of} from the guard's decision. BUSY and RETRY are held for the retry
+ *   <li>PROCESSED, DUPLICATE, or no guard: {@code basicAck} on an ack.</li>
+ *   <li>BUSY and RETRY (acked or nacked) are held for the retry
  *       delay, then requeued (on quorum queues, where a requeue counts, as an uncounted copy).
  *       FAILED below max attempts waits out its backoff ({@link RetryBackoff}), then is delivered
  *       again as a counted copy ({@link Redelivery#retryAfter}). FAILED at max attempts, CONFLICT
@@ -57,7 +52,7 @@ import java.util.function.Supplier;
  * application; {@link #drainAndClose()} waits up to the drain timeout for what was, requeues the
  * rest and closes.
  */
-final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?>> {
+final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?>>, IncomingRabbitMessage.Settler {
 
     private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
 
@@ -67,14 +62,9 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private final Settlement settlement;
     private final Redelivery redelivery;
     private final CopySignature signature;
+    private final DeliveryEmitter emitter;
     /** Whether a requeue raises the broker's delivery count (quorum queues; also found out at runtime). */
     private volatile boolean requeueCounts;
-    private final Queue<IncomingRabbitMessage<Object>> buffered = new ConcurrentLinkedQueue<>();
-    /** With claim-ahead (at least 2): the deliveries received and not settled, whose keys the guard claims together; else null. */
-    private final ClaimAheadLine aheadLine;
-    private final AtomicLong requested = new AtomicLong();
-    private final AtomicInteger emitting = new AtomicInteger();
-    private volatile Subscriber<? super Message<?>> subscriber;
     private volatile QueueConsumer consumer;
     private volatile Connection consumeConnection;
     private volatile Connection publishConnection;
@@ -88,7 +78,28 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.handover = handover;
         this.tracing = tracing;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
-        this.aheadLine = settings.claimAhead() > 1 ? new ClaimAheadLine(settings.claimAhead()) : null;
+        this.emitter = new DeliveryEmitter(settings.channel(), handover, resources.executor(), settings.claimAhead(),
+                new DeliveryEmitter.Hooks() {
+                    @Override
+                    public boolean stopping() {
+                        return stopping;
+                    }
+
+                    @Override
+                    public void cancelled() {
+                        stopConsuming();
+                    }
+
+                    @Override
+                    public void forget(Delivery d) {
+                        settlement.forget(d);
+                    }
+
+                    @Override
+                    public void broken(Delivery d, RuntimeException e) {
+                        nack(d, e);
+                    }
+                });
         this.signature = CopySignature.of(settings);
         this.redelivery = new Redelivery(settings, settlement, this::publisher, signature,
                 new DelayQueues(settings, () -> publishConnection, resources.nanoClock()), () -> requeueCounts);
@@ -99,39 +110,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     @Override
     public void subscribe(Subscriber<? super Message<?>> s) {
-        synchronized (lifecycle) {
-            if (subscriber != null) {
-                s.onSubscribe(new Subscription() {
-                    @Override
-                    public void request(long n) {
-                    }
-
-                    @Override
-                    public void cancel() {
-                    }
-                });
-                s.onError(new IllegalStateException("channel '" + name() + "' accepts a single subscriber"));
-                return;
-            }
-            subscriber = s;
-        }
-        s.onSubscribe(new Subscription() {
-            @Override
-            public void request(long n) {
-                if (n <= 0) {
-                    s.onError(new IllegalArgumentException("request must be positive (rule 3.9)"));
-                    return;
-                }
-                requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b);
-                emit();
-            }
-
-            @Override
-            public void cancel() {
-                // Nobody will process further deliveries here: let other consumers have them.
-                stopConsuming();
-            }
-        });
+        emitter.subscribe(s);
     }
 
     /** A delivery from the broker: buffered until there is demand. */
@@ -149,104 +128,37 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                     null, ""));
             return;
         }
-        if (aheadLine != null) {
-            aheadLine.received(d);
-        }
-        buffered.offer(new IncomingRabbitMessage<>(d.payload, d, this));
-        if (aheadLine == null) {
-            emit();
-        } else if (emitting.getAndIncrement() == 0) {
-            // Handed over on another thread, so that this one (amqp-client's dispatch of this channel,
-            // one delivery at a time) goes on receiving while the application works: the deliveries
-            // that arrive meanwhile wait in the buffer, where the guard can claim their keys with the
-            // key of the one it is guarding (claim-ahead). Inline, each delivery would be handled
-            // before the next one was even received, and nothing would ever be behind it.
-            try {
-                resources.executor().execute(this::drain);
-            } catch (RejectedExecutionException e) {
-                drain(); // stopping: the loop sees it and hands nothing over
-            }
-        }
-    }
-
-    /** Emits buffered deliveries while there is demand; one thread at a time, never re-entrant. */
-    private void emit() {
-        if (emitting.getAndIncrement() != 0) {
-            return;
-        }
-        drain();
-    }
-
-    /** The emitting loop, entered by the one thread that took {@link #emitting} from zero. */
-    private void drain() {
-        int missed = 1;
-        do {
-            long wanted = requested.get();
-            long sent = 0;
-            while (sent != wanted && !stopping) {
-                IncomingRabbitMessage<Object> m = buffered.poll();
-                if (m == null) {
-                    break;
-                }
-                Delivery d = m.delivery();
-                if (d.isStale()) {
-                    settlement.forget(d); // the broker requeued it when its channel closed: someone gets it again
-                    continue;
-                }
-                if (!d.handOver()) {
-                    continue; // a stop is giving it back
-                }
-                // Withdrawn when the delivery is settled, so the board holds only deliveries in flight;
-                // one settled meanwhile (requeued at the drain timeout) withdrew before this post.
-                handover.post(d.payload, d);
-                if (d.isSettled()) {
-                    handover.withdraw(d.payload);
-                    continue;
-                }
-                try {
-                    subscriber.onNext(m);
-                } catch (RuntimeException e) {
-                    // Reactive Messaging handles method failures itself; this is a broken subscriber.
-                    nack(d, e);
-                }
-                sent++;
-            }
-            if (sent != 0 && wanted != Long.MAX_VALUE) {
-                requested.addAndGet(-sent);
-            }
-            missed = emitting.addAndGet(-missed);
-        } while (missed != 0);
+        emitter.offer(new IncomingRabbitMessage<>(d.payload, d, this));
     }
 
     // ---------------------------------------------------------------- ack and nack
 
     /**
-     * The application accepted the message (processed, or a duplicate the guard skipped), or its
-     * guarded method returned quietly after a refusal ({@link Delivery#settlesFromDecision}): that
-     * one is settled as the refusal says, never acked.
+     * The application accepted the message: settled as the guard decided for it — acked, unless the
+     * guarded method returned quietly after a refusal ({@link Delivery#settlesFromDecision}).
      */
-    CompletionStage<Void> ack(Delivery d) {
-        GuardEvent decision = d.guardDecision();
-        if (decision != null && decision.outcome().isRefusal()) {
-            return nack(d, null);
-        }
-        if (d.decide()) {
-            settlement.ack(d);
-        }
-        return DONE;
+    @Override
+    public CompletionStage<Void> ack(Delivery d) {
+        return settle(d, Disposition.accepted(d.guardDecision(), d.metadata.attempt(), settings.maxAttempts()));
+    }
+
+    /** The application did not accept the message: settled as the guard's decision and the failure say. */
+    @Override
+    public CompletionStage<Void> nack(Delivery d, Throwable reason) {
+        return settle(d, Disposition.of(d.guardDecision(), reason, d.metadata.attempt(), settings.maxAttempts()));
     }
 
     /**
-     * The application did not accept the message. Completes at once: the broker action happens
-     * later (after the retry delay, or after the dead-letter publish is confirmed), while the
-     * delivery keeps its prefetch slot.
+     * The first ack or nack of the application settles the delivery. Completes at once: the broker
+     * action may happen later (after the retry delay, or after the dead-letter publish is confirmed),
+     * while the delivery keeps its prefetch slot.
      */
-    CompletionStage<Void> nack(Delivery d, Throwable reason) {
+    private CompletionStage<Void> settle(Delivery d, Disposition disposition) {
         if (!d.decide()) {
             return DONE;
         }
-        Disposition disposition = Disposition.of(d.guardDecision(), reason, d.metadata.attempt(), settings.maxAttempts());
         switch (disposition.action()) {
+            case ACK -> settlement.ack(d);
             case REQUEUE_LATER -> {
                 if (requeueCounts) {
                     // A requeue would spend an attempt (and on RabbitMQ 4 count towards the delivery limit).
@@ -269,7 +181,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
 
     /** {@return deliveries in the claim-ahead line; 0 without claim-ahead} */
     int claimAheadLineLength() {
-        return aheadLine == null ? 0 : aheadLine.length();
+        return emitter.claimAheadLineLength();
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -438,7 +350,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
                 // The channel is closing anyway; its unacked deliveries go back to the queue.
             }
         }
-        buffered.clear();
+        emitter.clear();
         requeuedAtStop = settlement.stopAndGiveBackWaiting(this::giveBack);
         inFlightAtStop = settlement.unsettledCount();
     }

@@ -12,16 +12,25 @@ import java.util.function.Supplier;
  * A delivery as a Reactive Messaging message. Its metadata is the delivery's
  * {@link IncomingRabbitMetadata}, reachable as metadata ({@code getMetadata(IncomingRabbitMetadata.class)},
  * or a method parameter of that type) and by {@code unwrap}, which is how the guard finds it on a
- * {@code Message} parameter. Ack and nack settle the delivery (see {@link InboundChannel}).
+ * {@code Message} parameter. Ack and nack settle the delivery through its channel's {@link Settler}.
  */
 final class IncomingRabbitMessage<T> implements Message<T> {
 
+    /** Where the application's ack and nack of a delivery go: its incoming channel. */
+    interface Settler {
+        /** The application accepted the delivery. */
+        CompletionStage<Void> ack(Delivery d);
+
+        /** The application did not accept the delivery. */
+        CompletionStage<Void> nack(Delivery d, Throwable reason);
+    }
+
     private final T payload;
     private final Delivery delivery;
-    private final InboundChannel inbound;
+    private final Settler inbound;
     private final Metadata metadata;
 
-    IncomingRabbitMessage(T payload, Delivery delivery, InboundChannel inbound) {
+    IncomingRabbitMessage(T payload, Delivery delivery, Settler inbound) {
         this.payload = payload;
         this.delivery = delivery;
         this.inbound = inbound;

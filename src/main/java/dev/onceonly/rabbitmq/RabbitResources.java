@@ -39,11 +39,12 @@ record RabbitResources(ThreadFactory threads, ExecutorService executor, Schedule
     static RabbitResources create(ThreadFactory threads) {
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, threads);
         scheduler.setRemoveOnCancelPolicy(true);
-        return new RabbitResources(threads, Executors.newCachedThreadPool(threads), scheduler, Connections::open,
+        return new RabbitResources(threads, Executors.newCachedThreadPool(threads), scheduler,
+                (s, channel, role, r, recovered) -> Connections.open(s, channel, role, r.threads(), r.executor(), recovered),
                 System::nanoTime, () -> ThreadLocalRandom.current().nextDouble());
     }
 
-    /** Opens one connection of a channel; see {@link Connections#open(ConnectionSettings, String, String, RabbitResources, Runnable)}. */
+    /** Opens one connection of a channel; see {@link Connections#open}. */
     @FunctionalInterface
     interface Opener {
         Connection open(ConnectionSettings settings, String channel, String role, RabbitResources resources, Runnable recovered)

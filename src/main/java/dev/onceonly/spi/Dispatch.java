@@ -6,15 +6,15 @@ import dev.onceonly.api.MessageView;
 import java.util.List;
 
 /**
- * One message on its way to a guarded method, and the place the guard reports its decision to.
+ * One message on its way to a guarded method, and the place its decision is handed to.
  *
- * <p>A connector makes one per delivery and posts it on the {@link Handover}; the guard takes it for
- * the one invocation made for that delivery, keys on {@link #message()} and calls {@link #decided}
- * once with the final outcome, before the guarded method returns or throws. The connector then
- * settles the delivery from that decision (ack, requeue, dead-letter) — no exception cause chain,
- * thread-local or CDI event carries it. Calls that no connector posted for (a REST resource, a
- * guarded bean called by a consumer) get a plain {@link #of(MessageView)} whose decision goes
- * nowhere.
+ * <p>A connector makes one per delivery and posts it on the {@link Handover}; the guard's adapter
+ * (the interceptor) takes it for the one invocation made for that delivery, the guard keys on
+ * {@link #message()}, and the adapter hands the guard's final decision to {@link #decided} once,
+ * before the guarded method returns or throws. The connector then settles the delivery from that
+ * decision (ack, requeue, dead-letter) — no exception cause chain, thread-local or CDI event
+ * carries it. Calls that no connector posted for (a REST resource, a guarded bean called by a
+ * consumer) get a plain {@link #of(MessageView)} whose decision goes nowhere.
  */
 public interface Dispatch {
 
@@ -23,7 +23,8 @@ public interface Dispatch {
 
     /**
      * The guard's final decision for this message (for {@code PROCESSED} and {@code FAILED}: after
-     * the transaction completed). Called at most once, on the guard's thread; must not block or throw.
+     * the transaction completed). Called at most once, on the thread the guarded method runs on,
+     * before it returns or throws; must not block or throw.
      *
      * @param event the decision
      */
@@ -35,7 +36,7 @@ public interface Dispatch {
      * it: the guarded method the messaging runtime invoked for this message may then return its
      * skipped result instead of throwing, and the runtime (which logs every exception of a consumer
      * method as an error) stays quiet about an outcome that is handled. The connector must then
-     * requeue or dead-letter the message when it is acknowledged with a refusal decided for it.
+     * settle the message from the decision however the messaging runtime then acknowledges it.
      *
      * @return {@code false} unless the connector settles from the decision; {@code false} for {@link #of}
      */

@@ -89,6 +89,10 @@ public enum LogId {
     ONCE0303I(Level.INFO, "Handler of consumer '%s' failed (key %s, %s); claim released for a retry"),
     /** Handler failed with an exception not worth retrying (no-retry-for); claim released, reported as such to the connector. */
     ONCE0304I(Level.INFO, "Handler of consumer '%s' failed (key %s), %s; claim released, reported as not worth retrying"),
+    /** A guarded {@code @Incoming} call found no delivery posted by the connector for its payload (once per method). */
+    ONCE0305W(Level.WARNING, "Guarded @Incoming method %s received a payload no onceonly-rabbitmq delivery was posted for: "
+            + "it is guarded on %s, and its refusals are thrown to the messaging runtime. The payload was copied or converted "
+            + "on its way to the method, or the channel uses another connector. Logged once per method"),
     /** Incoming channel consuming: queue, broker, prefetch, attempts, retry backoff, dead-letter exchange. */
     ONCE0501I(Level.INFO, "RabbitMQ channel '%s' consuming queue '%s' on %s: prefetch %d, max-attempts %d, "
             + "retry-delay %s (failures: x%s per attempt up to %s, held by the broker above %s), dead-letter exchange '%s'"),

@@ -10,6 +10,7 @@ import dev.onceonly.observability.GuardTracing;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.testing.InMemoryTelemetry;
+import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.RecordingDispatch;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
@@ -253,6 +254,29 @@ class InterceptorWeldTest {
         assertEquals(List.of(Outcome.FAILED), failed.outcomes());
         assertEquals(List.of(), guardedConsumer.orders());
         assertEquals(0, handover.pending());
+    }
+
+    /**
+     * A guarded {@code @Incoming} call that finds no delivery posted for its payload (copied or
+     * converted on the way, or another connector) is still guarded on what its parameters carry, and
+     * says so once: before, the key silently changed to one without exchange and routing key.
+     */
+    @Test
+    void aGuardedIncomingCallWithNoPostedDeliveryIsWarnedOnceAndGuardedOnItsPayload() {
+        String order = "{\"id\":\"" + UUID.randomUUID() + "\"}";
+        try (LogCapture log = new LogCapture()) {
+            guardedConsumer.onOrder(order);
+            guardedConsumer.onOrder(new String(order.toCharArray()));
+            assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0305W")).count(), log.lines().toString());
+            assertTrue(log.lines().stream().anyMatch(l -> l.contains("GuardedConsumer.onOrder") && l.contains("payload alone")));
+
+            String posted = "{\"id\":\"" + UUID.randomUUID() + "\"}";
+            handover.post(posted, new RecordingDispatch(message(posted), true));
+            guardedConsumer.onOrder(posted);
+            assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0305W")).count(), "a posted delivery is no warning");
+        }
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.PROCESSED), outcomes.seen());
+        assertEquals(2, guardedConsumer.orders().size());
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
@@ -223,7 +224,7 @@ class ClaimAheadTest {
         RecordingDispatch first = delivery("keyed-first");
         RecordingDispatch behind = delivery("keyed-behind");
         first.offerBehind(behind);
-        engine.guard(Settings.withKey(settings, KeyStrategy.PARAMETER, false), first, "order-7", () -> "ran");
+        Guarded.call(engine, Settings.withKey(settings, KeyStrategy.PARAMETER, false), first, "order-7", () -> "ran");
         assertEquals(0, store.batches.get());
         assertNull(behind.aheadClaim());
     }
@@ -235,7 +236,7 @@ class ClaimAheadTest {
     }
 
     private String guard(ConsumerSettings s, Dispatch d) throws Exception {
-        return engine.guard(s, d, null, () -> "ran-" + runs.incrementAndGet());
+        return Guarded.call(engine, s, d, null, () -> "ran-" + runs.incrementAndGet());
     }
 
     private ClaimResult probe(RecordingDispatch d) {

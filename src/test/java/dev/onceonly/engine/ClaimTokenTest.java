@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.memory.InMemoryClaimStore;
@@ -61,7 +62,7 @@ class ClaimTokenTest {
 
     private void guard(String body, boolean fail) throws Exception {
         MessageView m = MessageView.of("orders", "placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8));
-        engine.guard(orders, Dispatch.of(m), null, () -> {
+        Guarded.call(engine, orders, Dispatch.of(m), null, () -> {
             if (fail) {
                 throw new IllegalStateException("handler failed");
             }

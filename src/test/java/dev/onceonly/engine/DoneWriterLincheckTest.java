@@ -1,13 +1,11 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.api.KeyStrategy;
-import dev.onceonly.api.MessageView;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.DrainedScheduler;
-import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.Settings;
 import org.jetbrains.kotlinx.lincheck.Actor;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
@@ -39,7 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * its re-check loop passed 100 of them. That race is written out as a scenario of its own
  * ({@link #aMarkQueuedWhileTheDrainFinishesIsWrittenToo}), whose interleavings are all explored.
  *
- * <p>The calls are the engine's own ({@link GuardedCall}, with the ledger on) on an engine with a
+ * <p>The calls are the engine's own ({@link HeldClaim} finalised by the {@link Finaliser}, with the ledger on) on an engine with a
  * store that only counts; the operations return nothing, the property is checked after each run
  * ({@link Validate}).
  */
@@ -52,7 +50,7 @@ public class DoneWriterLincheckTest {
     private final DrainedScheduler executor = new DrainedScheduler();
     private final GuardEngine engine = new GuardEngine(store, TransactionRunner.NONE, null, executor, e -> { },
             new KeyDeriver("oo:"));
-    private final GuardedCall<?>[] calls = new GuardedCall<?>[CALLS];
+    private final HeldClaim[] calls = new HeldClaim[CALLS];
     private final AtomicInteger added = new AtomicInteger();
 
     /** Calls committed, their done marks not yet queued. */
@@ -60,9 +58,8 @@ public class DoneWriterLincheckTest {
         ConsumerSettings settings = Settings.withLedger(Settings.defaults("orders", KeyStrategy.CONTENT), true);
         for (int i = 0; i < CALLS; i++) {
             MessageKey key = new MessageKey("oo:orders:" + i, "digest-" + i, "fingerprint", new byte[0]);
-            RecordingDispatch dispatch = new RecordingDispatch(MessageView.of("orders", "placed", null, Map.of(), new byte[] {(byte) i}));
-            calls[i] = new GuardedCall<>(engine, settings, dispatch, key, "token-" + i, 0, () -> null);
-            engine.started();
+            calls[i] = new HeldClaim(engine.store, engine.listener, engine.leases, settings, key, "token-" + i, 0);
+            engine.finaliser.started();
         }
     }
 
@@ -71,7 +68,7 @@ public class DoneWriterLincheckTest {
     public void complete() {
         int i = added.getAndIncrement();
         if (i < CALLS) {
-            engine.doneWriter.add(calls[i]);
+            engine.finaliser.complete(calls[i], true);
         }
     }
 

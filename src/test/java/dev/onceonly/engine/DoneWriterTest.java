@@ -1,21 +1,18 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.api.KeyStrategy;
-import dev.onceonly.api.MessageView;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.Eventually;
 import dev.onceonly.testing.MutableClock;
-import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * What the done-mark queue ({@link DoneWriter}) does when it cannot write as planned: the executor
  * refuses the drain (a stopping application), or the store fails a batch in a way its contract does
  * not allow. Either way no committed message may be left in progress, nor any call unfinished (the
- * engine's close would wait for it). The calls are the engine's own ({@link GuardedCall}, ledger
+ * engine's close would wait for it). The calls are the engine's own ({@link HeldClaim} finalised by the {@link Finaliser}, ledger
  * on), their keys claimed in the in-memory store, as in {@link DoneWriterLincheckTest}.
  */
 class DoneWriterTest {
@@ -57,12 +54,11 @@ class DoneWriterTest {
     }
 
     /** A committed call whose key {@code i} it holds, counted in flight as the engine counts it. */
-    private GuardedCall<?> committed(int i) {
+    private HeldClaim committed(int i) {
         MessageKey key = new MessageKey("oo:orders:" + i, "digest-" + i, "", new byte[0]);
         memory.claim(key.storeKey(), "token-" + i, "", settings.lease());
-        RecordingDispatch dispatch = new RecordingDispatch(MessageView.of("orders", "placed", null, Map.of(), new byte[] {(byte) i}));
-        GuardedCall<?> call = new GuardedCall<>(engine, settings, dispatch, key, "token-" + i, 0, () -> null);
-        engine.started();
+        HeldClaim call = new HeldClaim(engine.store, engine.listener, engine.leases, settings, key, "token-" + i, 0);
+        engine.finaliser.started();
         return call;
     }
 
@@ -73,9 +69,9 @@ class DoneWriterTest {
     /** A stopping application's executor refuses the drain: the mark is written on the adding thread, at once. */
     @Test
     void aMarkTheExecutorRefusesIsWrittenOnTheAddingThread() {
-        GuardedCall<?> call = committed(1);
+        HeldClaim call = committed(1);
         executor.shutdownNow();
-        engine.doneWriter.add(call);
+        engine.finaliser.complete(call, true);
         assertEquals(ClaimState.DONE, state(1));
         assertEquals(0, engine.inFlight());
     }
@@ -86,11 +82,11 @@ class DoneWriterTest {
      */
     @Test
     void aBatchThatFailedOutsideTheStoreContractIsRetriedByTheSweep() throws Exception {
-        GuardedCall<?> first = committed(1);
-        GuardedCall<?> second = committed(2);
+        HeldClaim first = committed(1);
+        HeldClaim second = committed(2);
         store.broken = true;
-        engine.doneWriter.add(first);
-        engine.doneWriter.add(second);
+        engine.finaliser.complete(first, true);
+        engine.finaliser.complete(second, true);
         Eventually.await("both handed to the sweep", Duration.ofSeconds(5), () -> List.copyOf(storeErrors), e -> e.size() >= 2);
         assertEquals(List.of("complete", "complete"), storeErrors.subList(0, 2));
         assertEquals(2, engine.inFlight(), "unfinished until written");

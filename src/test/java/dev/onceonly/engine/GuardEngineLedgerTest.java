@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
@@ -569,7 +570,7 @@ class GuardEngineLedgerTest {
         for (int i = 0; i < 6; i++) {
             MessageView m = message("{\"order\":\"batch-" + i + "\"}");
             keys.add(keyOf(settings, m));
-            engine.guard(settings, Dispatch.of(m), null, businessWrite("batch-" + i));
+            Guarded.call(engine, settings, Dispatch.of(m), null, businessWrite("batch-" + i));
             if (i == 0) {
                 assertTrue(held.firstBatchStarted.await(5, TimeUnit.SECONDS), "the first marker is on its way");
             }
@@ -600,7 +601,7 @@ class GuardEngineLedgerTest {
         GuardEngine first = new GuardEngine(dying, transactions, jpaLedger, itsScheduler, listener, new KeyDeriver("oo:"));
         MessageView m = message("{\"order\":\"dies\"}");
         MessageKey key = keyOf(settings, m);
-        first.guard(settings, Dispatch.of(m), null, businessWrite("dies"));
+        Guarded.call(first, settings, Dispatch.of(m), null, businessWrite("dies"));
         assertTrue(dying.firstBatchStarted.await(5, TimeUnit.SECONDS));
 
         engine = engine(store, jpaLedger); // another instance, the same store
@@ -626,7 +627,7 @@ class GuardEngineLedgerTest {
         try (HeldScheduler stuck = new HeldScheduler()) {
             GuardEngine stopping = new GuardEngine(store, transactions, jpaLedger, stuck.executor, listener, new KeyDeriver("oo:"));
             MessageView m = message("{\"order\":\"at-shutdown\"}");
-            stopping.guard(settings, Dispatch.of(m), null, businessWrite("at-shutdown"));
+            Guarded.call(stopping, settings, Dispatch.of(m), null, businessWrite("at-shutdown"));
             assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, m)), "the drain never ran");
 
             assertEquals(0, stopping.close(Duration.ofSeconds(5)), "nothing left unfinished");
@@ -647,12 +648,12 @@ class GuardEngineLedgerTest {
             engine = new GuardEngine(carrying, transactions, jpaLedger, stuck.executor, listener, new KeyDeriver("oo:"));
             MessageView first = message("{\"order\":\"carried-1\"}");
             MessageView second = message("{\"order\":\"carried-2\"}");
-            engine.guard(settings, Dispatch.of(first), null, businessWrite("carried-1"));
+            Guarded.call(engine, settings, Dispatch.of(first), null, businessWrite("carried-1"));
             assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, first)), "queued, not written");
 
-            engine.guard(settings, Dispatch.of(second), null, businessWrite("carried-2"));
+            Guarded.call(engine, settings, Dispatch.of(second), null, businessWrite("carried-2"));
             assertEquals(ClaimState.DONE, claimState(keyOf(settings, first)), "written with the second message's claim");
-            assertNull(engine.guard(settings, Dispatch.of(second), null, businessWrite("carried-2-again")),
+            assertNull(Guarded.call(engine, settings, Dispatch.of(second), null, businessWrite("carried-2-again")),
                     "the copy's claim carried its original's mark ahead of itself");
 
             assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.DUPLICATE), outcomes());
@@ -680,14 +681,14 @@ class GuardEngineLedgerTest {
                 behind.add(new RecordingDispatch(message("{\"order\":\"ahead-" + i + "\"}")));
             }
             first.offerBehind(behind.toArray(Dispatch[]::new));
-            engine.guard(settings, first, null, businessWrite("ahead-0"));
+            Guarded.call(engine, settings, first, null, businessWrite("ahead-0"));
             for (int i = 0; i < behind.size(); i++) {
-                engine.guard(settings, behind.get(i), null, businessWrite("ahead-" + (i + 1)));
+                Guarded.call(engine, settings, behind.get(i), null, businessWrite("ahead-" + (i + 1)));
             }
             assertEquals(21, engine.inFlight(), "21 marks queued");
 
-            engine.guard(settings, Dispatch.of(message("{\"order\":\"carrier-1\"}")), null, businessWrite("carrier-1"));
-            engine.guard(settings, Dispatch.of(message("{\"order\":\"carrier-2\"}")), null, businessWrite("carrier-2"));
+            Guarded.call(engine, settings, Dispatch.of(message("{\"order\":\"carrier-1\"}")), null, businessWrite("carrier-1"));
+            Guarded.call(engine, settings, Dispatch.of(message("{\"order\":\"carrier-2\"}")), null, businessWrite("carrier-2"));
 
             assertEquals(List.of("16+1", "6+1"), carrying.carried, "16, then the other 5 and the first carrier's own");
             assertEquals(1, engine.inFlight(), "only the last carrier's own mark is left");
@@ -711,9 +712,9 @@ class GuardEngineLedgerTest {
                     StoreFailurePolicy.REJECT); // the sweep every 500 ms
             MessageView first = message("{\"order\":\"carry-fails-1\"}");
             MessageView second = message("{\"order\":\"carry-fails-2\"}");
-            engine.guard(shortLease, Dispatch.of(first), null, businessWrite("carry-fails-1"));
+            Guarded.call(engine, shortLease, Dispatch.of(first), null, businessWrite("carry-fails-1"));
             MessageRefusedException refused = assertThrows(MessageRefusedException.class,
-                    () -> engine.guard(shortLease, Dispatch.of(second), null, businessWrite("carry-fails-2")));
+                    () -> Guarded.call(engine, shortLease, Dispatch.of(second), null, businessWrite("carry-fails-2")));
             assertEquals(Outcome.RETRY, refused.outcome(), "the claim failed: the store-failure policy");
             assertEquals(List.of("complete", "claim"), listener.storeErrors);
             assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(shortLease, first)));
@@ -754,7 +755,7 @@ class GuardEngineLedgerTest {
      */
     private <T> T guard(ConsumerSettings s, MessageView m, TransactionRunner.Work<T> handler) throws Exception {
         try {
-            return engine.guard(s, Dispatch.of(m), null, handler);
+            return Guarded.call(engine, s, Dispatch.of(m), null, handler);
         } finally {
             if (jta.getStatus() == Status.STATUS_NO_TRANSACTION) {
                 awaitFinished(engine);

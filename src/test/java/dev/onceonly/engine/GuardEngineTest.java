@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
@@ -70,7 +71,7 @@ class GuardEngineTest {
     }
 
     private String handle(ConsumerSettings s, Dispatch m) throws Exception {
-        return engine.guard(s, m, null, () -> "ran-" + runs.incrementAndGet());
+        return Guarded.call(engine, s, m, null, () -> "ran-" + runs.incrementAndGet());
     }
 
     private List<Outcome> outcomes() {
@@ -97,7 +98,7 @@ class GuardEngineTest {
         assertEquals(List.of(Outcome.PROCESSED), first.outcomes());
         assertEquals(List.of(Outcome.DUPLICATE), second.outcomes());
         RecordingDispatch failed = new RecordingDispatch(view("f"));
-        assertThrows(IllegalStateException.class, () -> engine.guard(settings, failed, null, () -> {
+        assertThrows(IllegalStateException.class, () -> Guarded.call(engine, settings, failed, null, () -> {
             throw new IllegalStateException("boom");
         }));
         assertEquals(List.of(Outcome.FAILED), failed.outcomes());
@@ -113,7 +114,7 @@ class GuardEngineTest {
     void failingHandlerReleasesTheClaimSoTheRedeliveryRuns() throws Exception {
         IllegalStateException boom = new IllegalStateException("boom");
         IllegalStateException thrown = assertThrows(IllegalStateException.class,
-                () -> engine.guard(settings, message("m"), null, () -> {
+                () -> Guarded.call(engine, settings, message("m"), null, () -> {
                     throw boom;
                 }));
         assertSame(boom, thrown, "the handler's own exception reaches the caller");
@@ -138,7 +139,7 @@ class GuardEngineTest {
         ConsumerSettings noRetry = Settings.withRetry(settings, List.of(), List.of(InvalidOrder.class));
         RecordingDispatch delivery = new RecordingDispatch(view("bad-order"));
         InvalidOrder invalid = new InvalidOrder("quantity 'abc' of order o-1");
-        InvalidOrder thrown = assertThrows(InvalidOrder.class, () -> engine.guard(noRetry, delivery, null, () -> {
+        InvalidOrder thrown = assertThrows(InvalidOrder.class, () -> Guarded.call(engine, noRetry, delivery, null, () -> {
             runs.incrementAndGet();
             throw invalid;
         }));
@@ -157,7 +158,7 @@ class GuardEngineTest {
     @Test
     void aWrappedFailureIsClassifiedByItsCause() {
         RecordingDispatch delivery = new RecordingDispatch(view("wrapped"));
-        assertThrows(java.lang.reflect.UndeclaredThrowableException.class, () -> engine.guard(settings, delivery, null, () -> {
+        assertThrows(java.lang.reflect.UndeclaredThrowableException.class, () -> Guarded.call(engine, settings, delivery, null, () -> {
             throw new java.lang.reflect.UndeclaredThrowableException(new java.lang.reflect.InvocationTargetException(
                     new NumberFormatException("For input string: \"abc\"")));
         }));
@@ -170,7 +171,7 @@ class GuardEngineTest {
     @Test
     void otherFailuresAreRetryable() {
         RecordingDispatch down = new RecordingDispatch(view("down"));
-        assertThrows(IllegalStateException.class, () -> engine.guard(settings, down, null, () -> {
+        assertThrows(IllegalStateException.class, () -> Guarded.call(engine, settings, down, null, () -> {
             throw new IllegalStateException("shipping answered HTTP 503");
         }));
         assertTrue(down.decisions().get(0).retryable());
@@ -178,7 +179,7 @@ class GuardEngineTest {
 
         ConsumerSettings carvedOut = Settings.withRetry(settings, List.of(NumberFormatException.class), List.of());
         RecordingDispatch parse = new RecordingDispatch(view("parse"));
-        assertThrows(NumberFormatException.class, () -> engine.guard(carvedOut, parse, null, () -> {
+        assertThrows(NumberFormatException.class, () -> Guarded.call(engine, carvedOut, parse, null, () -> {
             throw new NumberFormatException("rate not published yet");
         }));
         assertTrue(parse.decisions().get(0).retryable());
@@ -195,22 +196,22 @@ class GuardEngineTest {
         ConsumerSettings broad = Settings.withRetry(settings, List.of(), List.of(RuntimeException.class));
         RecordingDispatch delivery = new RecordingDispatch(view("nested"));
         MessageRefusedException inner = new MessageRefusedException(Outcome.BUSY, "inner", "d", "busy", null);
-        assertSame(inner, assertThrows(MessageRefusedException.class, () -> engine.guard(broad, delivery, null, () -> {
+        assertSame(inner, assertThrows(MessageRefusedException.class, () -> Guarded.call(engine, broad, delivery, null, () -> {
             throw inner;
         })));
         assertEquals(Outcome.BUSY, delivery.decisions().get(0).outcome());
         assertTrue(delivery.decisions().get(0).retryable());
-        assertEquals("ran", engine.guard(broad, new RecordingDispatch(view("nested")), null, () -> "ran"), "claim released");
+        assertEquals("ran", Guarded.call(engine, broad, new RecordingDispatch(view("nested")), null, () -> "ran"), "claim released");
 
         RecordingDispatch conflicted = new RecordingDispatch(view("nested-conflict"));
-        assertThrows(IllegalStateException.class, () -> engine.guard(broad, conflicted, null, () -> {
+        assertThrows(IllegalStateException.class, () -> Guarded.call(engine, broad, conflicted, null, () -> {
             throw new IllegalStateException("wrapped", new MessageRefusedException(Outcome.CONFLICT, "inner", "d", "other body", null));
         }));
         assertEquals(Outcome.CONFLICT, conflicted.decisions().get(0).outcome());
         assertFalse(conflicted.decisions().get(0).retryable());
 
         RecordingDispatch duplicate = new RecordingDispatch(view("nested-duplicate"));
-        assertThrows(MessageRefusedException.class, () -> engine.guard(settings, duplicate, null, () -> {
+        assertThrows(MessageRefusedException.class, () -> Guarded.call(engine, settings, duplicate, null, () -> {
             throw new MessageRefusedException(Outcome.DUPLICATE, "inner", "d", "in the caller's transaction", null);
         }));
         assertEquals(Outcome.FAILED, duplicate.decisions().get(0).outcome());
@@ -221,14 +222,14 @@ class GuardEngineTest {
     void refusalsAreRetryableUnlessPermanent() throws Exception {
         ConsumerSettings byId = Settings.withKey(settings, KeyStrategy.MESSAGE_ID, false);
         RecordingDispatch noKey = new RecordingDispatch(view("no-id"));
-        assertThrows(MessageRefusedException.class, () -> engine.guard(byId, noKey, null, () -> "never"));
+        assertThrows(MessageRefusedException.class, () -> Guarded.call(engine, byId, noKey, null, () -> "never"));
         assertEquals(Outcome.REJECTED, noKey.decisions().get(0).outcome());
         assertFalse(noKey.decisions().get(0).retryable());
 
         MessageKey key = keys.derive(settings, view("held"), null);
         store.claim(key.storeKey(), "other", key.fingerprint(), Duration.ofSeconds(30));
         RecordingDispatch busy = new RecordingDispatch(view("held"));
-        assertThrows(MessageRefusedException.class, () -> engine.guard(settings, busy, null, () -> "never"));
+        assertThrows(MessageRefusedException.class, () -> Guarded.call(engine, settings, busy, null, () -> "never"));
         assertTrue(busy.decisions().get(0).retryable());
         RecordingDispatch processed = new RecordingDispatch(view("fine"));
         handle(settings, processed);
@@ -373,7 +374,7 @@ class GuardEngineTest {
     @Test
     void holderWhoseLeaseExpiredMidRunCannotMarkTheNewHoldersClaimDone() throws Exception {
         MessageKey key = keys.derive(settings, view("m"), null);
-        engine.guard(settings, message("m"), null, () -> {
+        Guarded.call(engine, settings, message("m"), null, () -> {
             clock.advance(settings.lease().plusSeconds(1)); // the handler overran its lease
             assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease()).state());
             return null;
@@ -391,7 +392,7 @@ class GuardEngineTest {
         CountDownLatch started = new CountDownLatch(1);
         CompletableFuture<Object> slow = CompletableFuture.supplyAsync(() -> {
             try {
-                return engine.guard(shortLease, message("slow"), null, () -> {
+                return Guarded.call(engine, shortLease, message("slow"), null, () -> {
                     started.countDown();
                     Thread.sleep(1200);
                     return "slow-done";
@@ -437,7 +438,7 @@ class GuardEngineTest {
     private CompletableFuture<Object> slowHandler(ConsumerSettings s, String body, CountDownLatch started) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return engine.guard(s, message(body), null, () -> {
+                return Guarded.call(engine, s, message(body), null, () -> {
                     started.countDown();
                     Thread.sleep(900);
                     return "done";
@@ -482,7 +483,7 @@ class GuardEngineTest {
         engine = new GuardEngine(store, tx, null, scheduler, events::add, keys);
         MessageKey key = keys.derive(settings, view("paused"), null);
         RecordingDispatch delivery = new RecordingDispatch(view("paused"));
-        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> engine.guard(settings, delivery, null, () -> {
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> Guarded.call(engine, settings, delivery, null, () -> {
             clock.advance(settings.lease().plusSeconds(1)); // paused past the lease
             assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease()).state());
             return "effect";
@@ -500,7 +501,7 @@ class GuardEngineTest {
         AskingRunner tx = new AskingRunner();
         engine = new GuardEngine(store, tx, null, scheduler, events::add, keys);
         RecordingDispatch delivery = new RecordingDispatch(view("lost"));
-        assertEquals("effect", engine.guard(settings, delivery, null, () -> {
+        assertEquals("effect", Guarded.call(engine, settings, delivery, null, () -> {
             clock.advance(settings.lease().plusSeconds(1)); // the claim expired, nobody took it
             return "effect";
         }));
@@ -589,7 +590,7 @@ class GuardEngineTest {
                 return () -> phases.add("end " + phase);
             }
         }, keys);
-        assertEquals("slow", timed.guard(settings, message("timed"), null, () -> {
+        assertEquals("slow", Guarded.call(timed, settings, message("timed"), null, () -> {
             Thread.sleep(500);
             return "slow";
         }));
@@ -599,7 +600,7 @@ class GuardEngineTest {
 
         phases.clear();
         long r0 = System.nanoTime();
-        assertNull(timed.guard(settings, message("timed"), null, () -> "again"));
+        assertNull(Guarded.call(timed, settings, message("timed"), null, () -> "again"));
         long refusedTook = System.nanoTime() - r0;
         assertEquals(List.of("orders claim", "end claim"), phases, "a duplicate ends at the claim");
         assertTrue(events.get(1).guardNanos() > 0 && events.get(1).guardNanos() <= refusedTook, "" + events.get(1).guardNanos());
@@ -612,10 +613,10 @@ class GuardEngineTest {
             throw new IllegalStateException("metrics backend down");
         }, keys);
         RecordingDispatch delivery = new RecordingDispatch(view("listened"));
-        assertEquals("ok", broken.guard(settings, delivery, null, () -> "ok"));
+        assertEquals("ok", Guarded.call(broken, settings, delivery, null, () -> "ok"));
         assertEquals(List.of(Outcome.PROCESSED), delivery.outcomes());
         RecordingDispatch copy = new RecordingDispatch(view("listened"));
-        assertNull(broken.guard(settings, copy, null, () -> "again"));
+        assertNull(Guarded.call(broken, settings, copy, null, () -> "again"));
         assertEquals(List.of(Outcome.DUPLICATE), copy.outcomes());
     }
 
@@ -629,7 +630,7 @@ class GuardEngineTest {
         CountDownLatch release = new CountDownLatch(1);
         CompletableFuture<Object> running = CompletableFuture.supplyAsync(() -> {
             try {
-                return engine.guard(settings, message("hangs"), null, () -> {
+                return Guarded.call(engine, settings, message("hangs"), null, () -> {
                     started.countDown();
                     release.await();
                     return "late";
@@ -656,7 +657,7 @@ class GuardEngineTest {
         CountDownLatch started = new CountDownLatch(1);
         CompletableFuture<Object> running = CompletableFuture.supplyAsync(() -> {
             try {
-                return engine.guard(shortLease, message("closing"), null, () -> {
+                return Guarded.call(engine, shortLease, message("closing"), null, () -> {
                     started.countDown();
                     Thread.sleep(900);
                     return "finished";
@@ -686,7 +687,7 @@ class GuardEngineTest {
         engine = engineOn(switchable);
         ConsumerSettings shortLease = Settings.withLease(settings, Duration.ofMillis(300));
         RecordingDispatch delivery = new RecordingDispatch(view("flaky-store"));
-        assertEquals("done", engine.guard(shortLease, delivery, null, () -> {
+        assertEquals("done", Guarded.call(engine, shortLease, delivery, null, () -> {
             switchable.down = true; // Redis goes away while the handler commits
             return "done";
         }));
@@ -702,7 +703,7 @@ class GuardEngineTest {
     /** The claim expired (or the store lost it) before the completion, and nobody took it: marked done anyway. */
     @Test
     void aCommittedMessageWhoseClaimLapsedIsStillMarkedDone() throws Exception {
-        assertEquals("ran-1", engine.guard(settings, message("lapsed"), null, () -> {
+        assertEquals("ran-1", Guarded.call(engine, settings, message("lapsed"), null, () -> {
             clock.advance(settings.lease().plusSeconds(1));
             return "ran-" + runs.incrementAndGet();
         }));
@@ -763,7 +764,7 @@ class GuardEngineTest {
         for (String prefix : List.of("billing:", "shipping:", "billing:")) {
             GuardEngine application = new GuardEngine(new InMemoryClaimStore(100, clock), TransactionRunner.NONE, null,
                     scheduler, events::add, new KeyDeriver(prefix));
-            application.guard(settings, message("same"), null, () -> seen.add(dev.onceonly.support.CurrentKey.get()));
+            Guarded.call(application, settings, message("same"), null, () -> seen.add(dev.onceonly.support.CurrentKey.get()));
         }
         MessageKey billing = new KeyDeriver("billing:").derive(settings, view("same"), null);
         assertEquals(List.of(billing.storeKey(), new KeyDeriver("shipping:").derive(settings, view("same"), null).storeKey(),

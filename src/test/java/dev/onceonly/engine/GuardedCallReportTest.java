@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
@@ -124,7 +125,7 @@ class GuardedCallReportTest {
      */
     @Test
     void aCompletionThatFailedIsRetriedByTheSweepUntilTheStoreAnswers() throws Exception {
-        assertEquals("effect", sweeping.guard(shortLease, Dispatch.of(view), null, () -> {
+        assertEquals("effect", Guarded.call(sweeping, shortLease, Dispatch.of(view), null, () -> {
             failing.down = true;
             return "effect";
         }));
@@ -146,7 +147,7 @@ class GuardedCallReportTest {
     /** Still failing ten leases after the commit: given up (a later copy is stopped only by a ledger), the call finished. */
     @Test
     void aCompletionStillFailingAfterTenLeasesIsGivenUp() throws Exception {
-        sweeping.guard(shortLease, Dispatch.of(view), null, () -> {
+        Guarded.call(sweeping, shortLease, Dispatch.of(view), null, () -> {
             failing.down = true;
             return "effect";
         });
@@ -166,7 +167,7 @@ class GuardedCallReportTest {
     @Test
     void aRetriedCompletionThatFindsTheKeyDoneWithItsFingerprintTakesItAsDone() throws Exception {
         MessageKey key = keys.derive(settings, view, null);
-        sweeping.guard(shortLease, Dispatch.of(view), null, () -> {
+        Guarded.call(sweeping, shortLease, Dispatch.of(view), null, () -> {
             failing.down = true;
             return "effect";
         });
@@ -188,7 +189,7 @@ class GuardedCallReportTest {
     @Test
     void aFirstCompletionThatFindsTheKeyDoneReportsTheClaimLost() throws Exception {
         MessageKey key = keys.derive(settings, view, null);
-        sweeping.guard(shortLease, Dispatch.of(view), null, () -> {
+        Guarded.call(sweeping, shortLease, Dispatch.of(view), null, () -> {
             clock.advance(Duration.ofSeconds(1));
             store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease());
             store.complete(key.storeKey(), "second", key.fingerprint(), settings.retention());
@@ -202,7 +203,7 @@ class GuardedCallReportTest {
     /** Committed after the claim lapsed and nobody took it: taken again and marked done, so a copy is a duplicate. */
     @Test
     void aCommittedMessageWhoseClaimLapsedIsTakenAgainAndMarkedDone() throws Exception {
-        assertEquals("effect", sweeping.guard(settings, Dispatch.of(view), null, () -> {
+        assertEquals("effect", Guarded.call(sweeping, settings, Dispatch.of(view), null, () -> {
             clock.advance(settings.lease().plusSeconds(1));
             return "effect";
         }));
@@ -214,7 +215,7 @@ class GuardedCallReportTest {
     /** While the handler runs, the sweep renews its lease and says so; a renewal the store failed is reported and retried. */
     @Test
     void theSweepRenewsTheLeaseOfARunningHandlerAndReportsAFailedRenewal() throws Exception {
-        assertEquals("effect", sweeping.guard(shortLease, Dispatch.of(view), null, () -> {
+        assertEquals("effect", Guarded.call(sweeping, shortLease, Dispatch.of(view), null, () -> {
             nanos.set(Duration.ofMillis(100).toNanos());
             awaitReported("lease renewed orders");
             nanos.set(Duration.ofMillis(200).toNanos()); // due again: renewed at 100 ms for a third of the lease
@@ -236,7 +237,7 @@ class GuardedCallReportTest {
     @Test
     void aLeaseTheRenewalFindsTakenIsReportedLostOnceAndNoLongerRenewed() throws Exception {
         MessageKey key = keys.derive(settings, view, null);
-        sweeping.guard(shortLease, Dispatch.of(view), null, () -> {
+        Guarded.call(sweeping, shortLease, Dispatch.of(view), null, () -> {
             clock.advance(Duration.ofSeconds(1));
             store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease());
             nanos.set(Duration.ofMillis(100).toNanos());
@@ -256,7 +257,7 @@ class GuardedCallReportTest {
     @Test
     void aClaimTakenOverBeforeTheCommitIsReportedLostOnce() {
         MessageKey key = keys.derive(settings, view, null);
-        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> engine.guard(settings, Dispatch.of(view), null, () -> {
+        MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> Guarded.call(engine, settings, Dispatch.of(view), null, () -> {
             clock.advance(settings.lease().plusSeconds(1));
             assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease()).state());
             return "effect";
@@ -271,7 +272,7 @@ class GuardedCallReportTest {
     @Test
     void aFailureWhoseClaimWasTakenMeanwhileReportsTheLostLease() {
         MessageKey key = keys.derive(settings, view, null);
-        assertThrows(IllegalStateException.class, () -> engine.guard(settings, Dispatch.of(view), null, () -> {
+        assertThrows(IllegalStateException.class, () -> Guarded.call(engine, settings, Dispatch.of(view), null, () -> {
             clock.advance(settings.lease().plusSeconds(1));
             store.claim(key.storeKey(), "second", key.fingerprint(), settings.lease());
             throw new IllegalStateException("boom");
@@ -283,7 +284,7 @@ class GuardedCallReportTest {
     /** Nobody held the lapsed claim: taken again before the commit, nothing lost to report. */
     @Test
     void aLapsedClaimNobodyTookIsTakenAgainWithoutAReport() throws Exception {
-        assertEquals("effect", engine.guard(settings, Dispatch.of(view), null, () -> {
+        assertEquals("effect", Guarded.call(engine, settings, Dispatch.of(view), null, () -> {
             clock.advance(settings.lease().plusSeconds(1));
             return "effect";
         }));

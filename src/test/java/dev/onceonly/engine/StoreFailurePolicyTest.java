@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
@@ -80,7 +81,7 @@ class StoreFailurePolicyTest {
     }
 
     private String guard(ConsumerSettings s, String body) throws Exception {
-        return engine.guard(s, message(body), null, () -> "ran");
+        return Guarded.call(engine, s, message(body), null, () -> "ran");
     }
 
     @Test

@@ -46,7 +46,7 @@ public class ClaimAheadLineLincheckTest {
 
     private final CountingBroker broker = new CountingBroker(DELIVERIES);
     private final Settlement settlement = new Settlement(Duration.ofSeconds(1), new DrainedScheduler(), new Handover());
-    private final ClaimAheadLine line = new ClaimAheadLine(3);
+    private final ClaimAheadLine<Delivery> line = new ClaimAheadLine<>(3);
     private final Delivery[] deliveries = new Delivery[DELIVERIES];
     private final AtomicInteger received = new AtomicInteger();
     private final Queue<Claim> claims = new ConcurrentLinkedQueue<>();

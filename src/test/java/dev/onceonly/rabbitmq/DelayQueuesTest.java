@@ -28,7 +28,7 @@ class DelayQueuesTest {
     static final Duration DELAY = Duration.ofSeconds(8);
 
     final String queue = "onceonly.unit.delayq." + UUID.randomUUID();
-    final String delayQueue = DelayQueues.name(queue, DELAY);
+    final String delayQueue = DelayQueueNames.name(queue, DELAY);
     final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
     final AtomicLong clock = new AtomicLong();
     TestRabbit rabbit;
@@ -110,10 +110,10 @@ class DelayQueuesTest {
     /** Left out of amqp-client's topology recovery by name: only names the connector gives its delay queues. */
     @Test
     void delayQueuesAreToldByTheirName() {
-        assertTrue(DelayQueues.isDelayQueue(delayQueue));
-        assertFalse(DelayQueues.isDelayQueue(queue));
-        assertFalse(DelayQueues.isDelayQueue("orders.onceonly.delay.audit"));
-        assertFalse(DelayQueues.isDelayQueue("orders.onceonly.delay."));
+        assertTrue(DelayQueueNames.isDelayQueue(delayQueue));
+        assertFalse(DelayQueueNames.isDelayQueue(queue));
+        assertFalse(DelayQueueNames.isDelayQueue("orders.onceonly.delay.audit"));
+        assertFalse(DelayQueueNames.isDelayQueue("orders.onceonly.delay."));
     }
 
     /**

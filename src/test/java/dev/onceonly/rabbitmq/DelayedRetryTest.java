@@ -88,13 +88,13 @@ class DelayedRetryTest {
     /** This test's delay queues, as the broker lists them. */
     private List<String> delayQueues() throws Exception {
         return Arrays.stream(TestRabbit.rabbitmqctl("-q", "list_queues", "name").split("\n")).map(String::trim)
-                .filter(n -> n.startsWith(queue + DelayQueues.INFIX)).toList();
+                .filter(n -> n.startsWith(queue + DelayQueueNames.INFIX)).toList();
     }
 
     /** The delay queue, among those for {@code millis}, that holds a copy ready; else {@code null}. */
     private String waitingCopy(long... millis) {
         for (long ms : millis) {
-            String q = DelayQueues.name(queue, Duration.ofMillis(ms));
+            String q = DelayQueueNames.name(queue, Duration.ofMillis(ms));
             try {
                 if (rabbit.ready(q) == 1) {
                     return q;
@@ -139,7 +139,7 @@ class DelayedRetryTest {
         Delivery original = ((IncomingRabbitMessage<?>) first).delivery();
         await("the original acked (its prefetch slot free) while the copy waits", LIMIT, original::isSettled, acked -> acked);
         assertEquals(1, rabbit.ready(delayQueue), "still waiting");
-        long delayMillis = Long.parseLong(delayQueue.substring((queue + DelayQueues.INFIX).length()));
+        long delayMillis = Long.parseLong(delayQueue.substring((queue + DelayQueueNames.INFIX).length()));
         String args = TestRabbit.queueArguments(delayQueue);
         assertArgument(args, "x-message-ttl", Long.toString(delayMillis));
         assertArgument(args, "x-dead-letter-exchange", "\"\"");

@@ -1,5 +1,6 @@
 package dev.onceonly.rabbitmq;
 
+import dev.onceonly.testing.Guarded;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
 import dev.onceonly.api.KeyStrategy;
@@ -117,7 +118,7 @@ class TraceAcrossTheBrokerTest {
         Dispatch dispatch = handover.take(delivered.getPayload());
         MessageTracing.Span processing = dispatch.process();
         try {
-            engine.guard(settings, dispatch, null, () -> publish(outbound, Message.of("follow-up")
+            Guarded.call(engine, settings, dispatch, null, () -> publish(outbound, Message.of("follow-up")
                     .addMetadata(OutgoingRabbitMetadata.builder().routingKey("next").build())));
         } finally {
             processing.end();
@@ -159,7 +160,7 @@ class TraceAcrossTheBrokerTest {
         Dispatch dispatch = handover.take(delivered.getPayload());
         MessageTracing.Span processing = dispatch.process();
         try {
-            assertNull(engine.guard(settings, dispatch, null, () -> null));
+            assertNull(Guarded.call(engine, settings, dispatch, null, () -> null));
         } finally {
             processing.end();
         }

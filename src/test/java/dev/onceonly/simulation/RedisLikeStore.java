@@ -64,6 +64,11 @@ final class RedisLikeStore implements ClaimStore {
     private final Predicate<String> confirmed;
     /** Per key whose claim a roll back lost while its holder was past its pre-commit check: that holder's token. */
     private final Map<String, String> lostHolders = new HashMap<>();
+    /**
+     * Each token's number, in the order the store first saw it: the trace names holders by it, for
+     * tokens are random and a replay of the seed must print the same events.
+     */
+    private final Map<String, Integer> holders = new HashMap<>();
 
     /**
      * @param window    told the keys a lost write opened README's window for (without the ledger), with why
@@ -96,7 +101,7 @@ final class RedisLikeStore implements ClaimStore {
         } else {
             return;
         }
-        lost.forEach(w -> loop.trace.event("  lost: " + w.op() + " " + w.key() + " by " + w.token()));
+        lost.forEach(w -> loop.trace.event("  lost: " + w.op() + " " + w.key() + " by holder #" + holders.get(w.token())));
         window.accept(lost.stream().filter(w -> w.op() == Op.COMPLETE).map(Write::key).distinct().toList(), LOST_DONE);
         lost.stream().filter(w -> (w.op() == Op.CLAIM || w.op() == Op.EXTEND) && confirmed.test(w.token()))
                 .forEach(w -> lostHolders.put(w.key(), w.token()));
@@ -127,6 +132,7 @@ final class RedisLikeStore implements ClaimStore {
 
     /** Applies {@code w} to the store; kept in the log when it changed the store. */
     private Object write(Write w) {
+        holders.putIfAbsent(w.token(), holders.size() + 1);
         Object result = switch (w.op()) {
             case CLAIM -> claims.claim(w.key(), w.token(), w.fingerprint(), w.duration());
             case COMPLETE -> claims.complete(w.key(), w.token(), w.fingerprint(), w.duration());

@@ -1,7 +1,7 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.engine.Decision;
 import dev.onceonly.engine.GuardEngine;
 import dev.onceonly.engine.KeyDeriver;
 import dev.onceonly.jms.JmsMessageView;
@@ -188,14 +188,21 @@ final class SimInstance {
         }
         try {
             if (world.mode.guarded()) {
-                engine.guard(settings, d, null, () -> work(d));
+                Decision<Object> decision = engine.guard(settings, d, null, () -> work(d));
+                if (!decision.pending()) {
+                    d.decided(decision.event());
+                }
+                if (decision.refused()) {
+                    if (d.settlesFromDecision()) {
+                        m.ack();
+                    } else {
+                        m.nack(decision.refusal());
+                    }
+                    return;
+                }
+                decision.resultOrThrow();
             } else {
                 work(d);
-            }
-        } catch (MessageRefusedException refused) {
-            if (!d.settlesFromDecision()) {
-                m.nack(refused);
-                return;
             }
         } catch (SimLoop.Crash c) {
             throw c;

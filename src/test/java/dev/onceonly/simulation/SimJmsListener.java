@@ -2,9 +2,9 @@ package dev.onceonly.simulation;
 
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
-import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.engine.Decision;
 import dev.onceonly.jms.JmsMessageView;
 import dev.onceonly.jms.JmsRefusals;
 import dev.onceonly.jms.SimJmsRefusals;
@@ -135,30 +135,24 @@ final class SimJmsListener {
     /** {@code onMessage} with the interceptor around it, as for a guarded JMS listener. */
     private void onMessage(SimJms.Delivery d) throws Exception {
         JmsMessageView view = JmsMessageView.of(world.jms.received(d));
-        Dispatch dispatch = new Dispatch() {
-            @Override
-            public MessageView message() {
-                return view;
-            }
-
-            @Override
-            public void decided(GuardEvent event) {
-                if (event.outcome() == Outcome.BUSY || event.outcome() == Outcome.RETRY) {
-                    d.msg().heldRounds++;
-                }
-                d.msg().keyDigest = event.keyDigest();
-                d.msg().decisions.put(d.count(), event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER
-                        ? SimJms.LEDGER_DUPLICATE : event.outcome().name());
-            }
-        };
-        try {
-            instance.engine().guard(instance.settings(), dispatch, null, () -> {
-                // Noted as the handler starts: an instance that dies right after its commit never decides.
-                world.jms.processedOn.computeIfAbsent(d.msg().logicalId, k -> new java.util.ArrayList<>()).add(instance.owner);
-                return instance.work(dispatch);
-            });
-        } catch (MessageRefusedException refused) {
-            refusals.settle(view, refused);
+        Dispatch dispatch = Dispatch.of(view);
+        Decision<Object> decision = instance.engine().guard(instance.settings(), dispatch, null, () -> {
+            // Noted as the handler starts: an instance that dies right after its commit never decides.
+            world.jms.processedOn.computeIfAbsent(d.msg().logicalId, k -> new java.util.ArrayList<>()).add(instance.owner);
+            return instance.work(dispatch);
+        });
+        // Pending or final: a refusal or a ledger DUPLICATE in the listener's transaction is known at return.
+        GuardEvent event = decision.event();
+        if (event.outcome() == Outcome.BUSY || event.outcome() == Outcome.RETRY) {
+            d.msg().heldRounds++;
+        }
+        d.msg().keyDigest = event.keyDigest();
+        d.msg().decisions.put(d.count(), event.outcome() == Outcome.DUPLICATE && event.layer() == Layer.LEDGER
+                ? SimJms.LEDGER_DUPLICATE : event.outcome().name());
+        if (decision.refused()) {
+            refusals.settle(view, decision.refusal());
+        } else {
+            decision.resultOrThrow();
         }
     }
 

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A claim taken ahead of its message, on its own: the guard takes it only for the consumer and key
  * it was taken for and while it is still held; any other end gives it back to the store.
  */
-class EarlyClaimTest {
+class ClaimedAheadTest {
 
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final InMemoryClaimStore store = new InMemoryClaimStore(1_000, new MutableClock());
@@ -43,9 +43,9 @@ class EarlyClaimTest {
         scheduler.shutdownNow();
     }
 
-    private EarlyClaim claimed() {
+    private ClaimedAhead claimed() {
         assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "t", "", orders.lease()).state());
-        return new EarlyClaim(engine, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
+        return new ClaimedAhead(engine.store, engine.listener, engine.leases, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
     }
 
     /** Whether the store has the key held by someone; a probe that gets it gives it back. */
@@ -59,7 +59,7 @@ class EarlyClaimTest {
 
     @Test
     void theGuardTakesItOnceForItsConsumerAndKey() {
-        EarlyClaim early = claimed();
+        ClaimedAhead early = claimed();
         assertEquals(nanos.get() + Duration.ofSeconds(1).toNanos(), early.renewAtNanos(), "renewed after a third of the lease");
         assertTrue(early.take(orders, key));
         assertFalse(early.take(orders, key), "taken once");
@@ -80,7 +80,7 @@ class EarlyClaimTest {
 
     @Test
     void anAbandonedClaimIsGivenBackOnce() {
-        EarlyClaim early = claimed();
+        ClaimedAhead early = claimed();
         early.abandon();
         assertFalse(held());
         assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "t", "", orders.lease()).state());
@@ -91,7 +91,7 @@ class EarlyClaimTest {
 
     @Test
     void aRenewalMovesTheNextOneALeaseThirdOnAndALostClaimIsNotTaken() {
-        EarlyClaim early = claimed();
+        ClaimedAhead early = claimed();
         early.renew(9_000_000_000L);
         assertEquals(9_000_000_000L + Duration.ofSeconds(1).toNanos(), early.renewAtNanos());
         store.release(key.storeKey(), "t");
@@ -105,11 +105,11 @@ class EarlyClaimTest {
     /** Unconfirmed for a whole lease since its request was sent, it may be another holder's: not taken from then on. */
     @Test
     void aClaimIsTakenUntilALeaseAfterItsRequestWasSent() {
-        EarlyClaim early = claimed();
+        ClaimedAhead early = claimed();
         nanos.addAndGet(orders.lease().toNanos() - 1);
         assertTrue(early.take(orders, key));
 
-        EarlyClaim late = new EarlyClaim(engine, orders, new MessageKey("oo:orders:c", "c", "", null), "t2", ClaimResult.ACQUIRED, nanos.get());
+        ClaimedAhead late = new ClaimedAhead(engine.store, engine.listener, engine.leases, orders, new MessageKey("oo:orders:c", "c", "", null), "t2", ClaimResult.ACQUIRED, nanos.get());
         nanos.addAndGet(orders.lease().toNanos());
         assertFalse(late.take(orders, new MessageKey("oo:orders:c", "c", "", null)));
     }
@@ -119,7 +119,7 @@ class EarlyClaimTest {
     void aDoneAnswerHoldsNothingAndIsTakenAfterAnyWait() {
         store.claim(key.storeKey(), "t", "", orders.lease());
         store.complete(key.storeKey(), "t", "", Duration.ofMinutes(1));
-        EarlyClaim done = new EarlyClaim(engine, orders, key, "t", ClaimResult.done(""), nanos.get());
+        ClaimedAhead done = new ClaimedAhead(engine.store, engine.listener, engine.leases, orders, key, "t", ClaimResult.done(""), nanos.get());
         assertEquals(0, done.renewAtNanos(), "never due: not held by the sweep");
         nanos.addAndGet(orders.lease().toNanos() * 2);
         assertTrue(done.take(orders, key));
@@ -141,7 +141,7 @@ class EarlyClaimTest {
             }
         }, new KeyDeriver("oo:"), nanos::get);
         store.claim(key.storeKey(), "t", "", orders.lease());
-        EarlyClaim early = new EarlyClaim(onFailing, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
+        ClaimedAhead early = new ClaimedAhead(onFailing.store, onFailing.listener, onFailing.leases, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
         long due = early.renewAtNanos();
         failing.down = true;
         try (LogCapture log = new LogCapture()) {

@@ -1,10 +1,12 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.spi.AheadClaim;
-import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.LogId;
 
@@ -17,9 +19,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * waits, an acquired claim is renewed by the lease sweep like any other; a renewal that finds it
  * lost marks it so, and the guard then claims the message again in its turn.
  */
-final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
+final class ClaimedAhead implements AheadClaim, LeaseSweep.Lease {
 
-    private final GuardEngine engine;
+    private final ClaimStore store;
+    private final GuardListener listener;
+    private final LeaseSweep leases;
     private final ConsumerSettings settings;
     final MessageKey key;
     final String token;
@@ -39,16 +43,19 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
     /**
      * @param sentAt when the claim's request was sent ({@link LeaseSweep#now()})
      */
-    EarlyClaim(GuardEngine engine, ConsumerSettings settings, MessageKey key, String token, ClaimResult result, long sentAt) {
-        this.engine = engine;
+    ClaimedAhead(ClaimStore store, GuardListener listener, LeaseSweep leases, ConsumerSettings settings, MessageKey key,
+                 String token, ClaimResult result, long sentAt) {
+        this.store = store;
+        this.listener = listener;
+        this.leases = leases;
         this.settings = settings;
         this.key = key;
         this.token = token;
         this.result = result;
         this.confirmedAtNanos = sentAt;
         if (result.state() == ClaimState.ACQUIRED) {
-            renewAtNanos = engine.leases.now() + settings.lease().toNanos() / 3;
-            engine.leases.hold(this, settings.lease());
+            renewAtNanos = leases.now() + settings.lease().toNanos() / 3;
+            leases.hold(this, settings.lease());
         }
     }
 
@@ -64,7 +71,7 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
         if (!over.compareAndSet(false, true)) {
             return false;
         }
-        engine.leases.drop(this);
+        leases.drop(this);
         if (s.consumer().equals(settings.consumer()) && k.storeKey().equals(key.storeKey()) && !lost && !lapsed()) {
             return true;
         }
@@ -74,13 +81,13 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
 
     private boolean lapsed() {
         return result.state() == ClaimState.ACQUIRED
-                && engine.leases.now() - confirmedAtNanos >= settings.lease().toNanos();
+                && leases.now() - confirmedAtNanos >= settings.lease().toNanos();
     }
 
     @Override
     public void abandon() {
         if (over.compareAndSet(false, true)) {
-            engine.leases.drop(this);
+            leases.drop(this);
             release();
         }
     }
@@ -90,11 +97,11 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
             return;
         }
         try {
-            engine.store.release(key.storeKey(), token);
+            store.release(key.storeKey(), token);
         } catch (RuntimeException e) {
             // The store failed, or was closed at shutdown before the connector gave its deliveries
             // back: the claim runs out with its lease, and a redelivery is BUSY until then.
-            engine.listener.onStoreError(settings.consumer(), "release");
+            listener.onStoreError(settings.consumer(), "release");
         }
     }
 
@@ -106,15 +113,15 @@ final class EarlyClaim implements AheadClaim, LeaseSweep.Lease {
     @Override
     public void renew(long now) {
         try {
-            if (engine.store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+            if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
                 confirmedAtNanos = now;
                 renewAtNanos = now + settings.lease().toNanos() / 3;
-            } else if (engine.leases.drop(this)) {
+            } else if (leases.drop(this)) {
                 lost = true; // not ours any more: the guard claims again in the message's turn
             }
         } catch (ClaimStoreException e) {
-            engine.listener.onStoreError(settings.consumer(), "extend");
-            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), engine.leases.periodMillis());
+            listener.onStoreError(settings.consumer(), "extend");
+            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), leases.periodMillis());
         }
     }
 

@@ -1,0 +1,135 @@
+package dev.onceonly.engine;
+
+import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.GuardListener;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Claim-ahead, beside the guard's main path: when a connector offers the deliveries it will hand
+ * over next ({@link Dispatch#claimAheadWith}), their keys are claimed in the round trip of the
+ * current one, and each delivery keeps its {@link ClaimedAhead} claim until the guard
+ * {@linkplain #take takes} it in that message's turn or the connector abandons it. The guard's path
+ * is the same either way: a claim taken ahead is a claim it need not ask the store for.
+ */
+final class ClaimAhead {
+
+    private final KeyDeriver keys;
+    private final ClaimStore store;
+    /** Sends the claims, with the done marks queued meanwhile. */
+    private final DoneWriter claims;
+    private final GuardListener listener;
+    private final LeaseSweep leases;
+
+    ClaimAhead(KeyDeriver keys, ClaimStore store, DoneWriter claims, GuardListener listener, LeaseSweep leases) {
+        this.keys = keys;
+        this.store = store;
+        this.claims = claims;
+        this.listener = listener;
+        this.leases = leases;
+    }
+
+    /**
+     * Claims, with the key of {@code dispatch} (unless it holds a claim already), those of the
+     * deliveries the connector will hand over after it; does nothing when it offers none.
+     */
+    void withThoseBehind(ConsumerSettings settings, Dispatch dispatch) {
+        if (dispatch.aheadClaim() != null) {
+            return;
+        }
+        List<? extends Dispatch> behind = dispatch.claimAheadWith();
+        if (!behind.isEmpty()) {
+            List<Dispatch> batch = new ArrayList<>(behind.size() + 1);
+            batch.add(dispatch);
+            batch.addAll(behind);
+            claimAll(settings, batch);
+        }
+    }
+
+    /**
+     * {@return the claim taken ahead for this message, now the guard's; {@code null} when there is
+     * none or it cannot be used (another consumer's, another key, lost or lapsed: then given back)}
+     */
+    ClaimedAhead take(ConsumerSettings settings, Dispatch dispatch, MessageKey key) {
+        AheadClaim ahead = dispatch.aheadClaim();
+        return ahead instanceof ClaimedAhead c && c.take(settings, key) ? c : null;
+    }
+
+    /**
+     * Claims the keys of a delivery and of those the connector will hand over after it
+     * ({@link Dispatch#claimAheadWith}) in one call to the store ({@link ClaimStore#claimAll}: one
+     * round trip on Redis), and gives each dispatch its claim ({@link Dispatch#holdAheadClaim}):
+     * each is then guarded without a round trip of its own. Only acquired and done answers are kept:
+     * an in-progress one may be over by the message's turn. Fencing and leases are those of any
+     * claim: the token is the message's, the lease is renewed while the delivery waits, and a claim
+     * the guard does not take (the delivery was settled otherwise) is released by
+     * {@link AheadClaim#abandon}.
+     *
+     * <p>Skips dispatches that hold a claim, keys that cannot be derived (refused in their turn, with
+     * the reason), and everything when the store fails (any of those keys that it took anyway is
+     * released here, or runs out with its lease): each message is then claimed in its turn.
+     */
+    private void claimAll(ConsumerSettings settings, List<? extends Dispatch> dispatches) {
+        List<Dispatch> targets = new ArrayList<>(dispatches.size());
+        List<MessageKey> messageKeys = new ArrayList<>(dispatches.size());
+        List<ClaimStore.ClaimRequest> requests = new ArrayList<>(dispatches.size());
+        for (Dispatch d : dispatches) {
+            if (d.aheadClaim() != null) {
+                continue;
+            }
+            MessageKey key;
+            try {
+                key = keys.derive(settings, d.message(), null);
+            } catch (KeyRejectedException e) {
+                continue;
+            }
+            targets.add(d);
+            messageKeys.add(key);
+            requests.add(new ClaimStore.ClaimRequest(key.storeKey(), Tokens.next(), key.fingerprint(), settings.lease()));
+        }
+        if (requests.isEmpty()) {
+            return;
+        }
+        List<ClaimResult> results;
+        GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
+        long sentAt = leases.now(); // the leases the store grants run from later than this
+        try {
+            results = claims.claimAll(requests);
+        } catch (ClaimStoreException e) {
+            listener.onStoreError(settings.consumer(), "claim");
+            releaseQuietly(requests);
+            return;
+        } finally {
+            phase.end();
+        }
+        for (int i = 0; i < targets.size(); i++) {
+            ClaimResult result = results.get(i);
+            if (result.state() == ClaimState.IN_PROGRESS) {
+                continue;
+            }
+            ClaimedAhead claim = new ClaimedAhead(store, listener, leases, settings, messageKeys.get(i), requests.get(i).token(), result, sentAt);
+            Dispatch d = targets.get(i);
+            d.holdAheadClaim(claim);
+            if (d.aheadClaim() != claim) {
+                claim.abandon(); // a dispatch that keeps no claim would leave it held until its lease ends
+            }
+        }
+    }
+
+    /** After a failed {@link ClaimStore#claimAll}: a key it took anyway is ours, and nobody would use it. */
+    private void releaseQuietly(List<ClaimStore.ClaimRequest> requests) {
+        try {
+            for (ClaimStore.ClaimRequest r : requests) {
+                store.release(r.key(), r.token());
+            }
+        } catch (ClaimStoreException e) {
+            // Still failing: what it took runs out with its lease.
+        }
+    }
+}
