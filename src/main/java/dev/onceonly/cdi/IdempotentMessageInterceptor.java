@@ -13,8 +13,8 @@ import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 
 /**
- * Thin adapter from CDI to {@link dev.onceonly.engine.GuardEngine}. Its priority puts it OUTSIDE
- * {@code @Transactional} (PLATFORM_BEFORE + 200): the claim is taken before the transaction begins
+ * Thin adapter from CDI to {@link dev.onceonly.engine.GuardEngine}. Its priority (PLATFORM_BEFORE
+ * + 100) puts it OUTSIDE {@code @Transactional} (PLATFORM_BEFORE + 200): the claim is taken before the transaction begins
  * and finalised after it completed, so even a commit that fails at the very end releases it.
  *
  * <p>A connector's delivery is handled inside the span {@link Dispatch#process()} opens (a CONSUMER
