@@ -59,7 +59,20 @@ public record Property(String key, String name, Type type, String fallback, Stri
         }
     }
 
-    /** Checks the entry is complete; copies {@code choices}. */
+    /**
+     * Checks the entry is complete; copies {@code choices}.
+     *
+     * @param key         what the part's reader looks the value up by
+     * @param name        the full name as documented
+     * @param type        what kind of value it takes
+     * @param fallback    the default as a user would write it, or {@code null}
+     * @param shown       the default as documented when it is not {@code fallback}, else {@code null}
+     * @param min         smallest accepted whole number
+     * @param max         largest accepted whole number
+     * @param choices     the accepted values, lower case
+     * @param alias       SmallRye's name for the same setting, or {@code null}
+     * @param description what it does, Markdown
+     */
     public Property {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(name, "name");
