@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One delivery of an incoming channel, from the broker handing it over until it is settled. It is
- * the {@link Dispatch} the guard's decision is handed to, which {@link InboundChannel} settles it
- * from (through {@link Disposition}) when the application acks or nacks it.
+ * the {@link Dispatch} the guard's decision is handed to, which its channel settles it from
+ * (through {@link Disposition}) when the application acks or nacks it.
  *
  * <p>Two one-way latches keep the broker protocol safe: {@link #decide()} lets only the first
  * ack/nack of the application through (Reactive Messaging or the application may call both, or
@@ -159,7 +159,7 @@ final class Delivery implements Dispatch, ClaimAheadSlot, ClaimAheadLine.Member<
     /** What a settled delivery holds instead of a claim: nothing to abandon, nothing the guard can take. */
     private static final ClaimAheadSlot.Claim SETTLED = () -> { };
 
-    /** {@link InboundChannel} settles from the decision: a refusal is requeued or dead-lettered even when acked. */
+    /** Its channel settles from the decision: a refusal is requeued or dead-lettered even when acked. */
     @Override
     public boolean settlesFromDecision() {
         return true;
