@@ -52,7 +52,7 @@ import java.util.concurrent.ThreadFactory;
 public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnectorFactory {
 
     /** The connector's name, for {@code mp.messaging.[incoming|outgoing].<channel>.connector}. */
-    public static final String NAME = "onceonly-rabbitmq";
+    public static final String NAME = ChannelProperties.CONNECTOR;
 
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
     ThreadFactory managedThreads;
