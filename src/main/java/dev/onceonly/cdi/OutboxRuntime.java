@@ -133,6 +133,12 @@ public class OutboxRuntime {
                 Durations.format(s.sweepAfter()), s.batchSize(), s.maxAttempts(), Durations.format(s.retention()));
     }
 
+    /** The outbox settings read and validated once at deployment, for the connector's outbox connection. */
+    @Produces
+    OnceOnlyConfig.OutboxSettings outboxSettings() {
+        return extension.outboxSettings();
+    }
+
     /**
      * The outbox the application injects. Dependent on the relay: a send before the application
      * started (a {@code @PostConstruct}) starts it.

@@ -1,6 +1,6 @@
 package dev.onceonly.engine;
 
-import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
@@ -13,8 +13,8 @@ import java.util.List;
 
 /**
  * Claim-ahead, beside the guard's main path: when a connector offers the deliveries it will hand
- * over next ({@link Dispatch#claimAheadWith}), their keys are claimed in the round trip of the
- * current one, and each delivery keeps its {@link ClaimedAhead} claim until the guard
+ * over next ({@link Dispatch#claimAhead}, {@link ClaimAheadSlot#behind}), their keys are claimed in
+ * the round trip of the current one, and each delivery keeps its {@link ClaimedAhead} claim until the guard
  * {@linkplain #take takes} it in that message's turn or the connector abandons it. The guard's path
  * is the same either way: a claim taken ahead is a claim it need not ask the store for.
  */
@@ -40,13 +40,14 @@ final class ClaimAhead {
      * deliveries the connector will hand over after it; does nothing when it offers none.
      */
     void withThoseBehind(ConsumerSettings settings, Dispatch dispatch) {
-        if (dispatch.aheadClaim() != null) {
+        ClaimAheadSlot slot = dispatch.claimAhead();
+        if (slot == null || slot.held() != null) {
             return;
         }
-        List<? extends Dispatch> behind = dispatch.claimAheadWith();
+        List<? extends ClaimAheadSlot> behind = slot.behind();
         if (!behind.isEmpty()) {
-            List<Dispatch> batch = new ArrayList<>(behind.size() + 1);
-            batch.add(dispatch);
+            List<ClaimAheadSlot> batch = new ArrayList<>(behind.size() + 1);
+            batch.add(slot);
             batch.addAll(behind);
             claimAll(settings, batch);
         }
@@ -57,30 +58,30 @@ final class ClaimAhead {
      * none or it cannot be used (another consumer's, another key, lost or lapsed: then given back)}
      */
     ClaimedAhead take(ConsumerSettings settings, Dispatch dispatch, MessageKey key) {
-        AheadClaim ahead = dispatch.aheadClaim();
-        return ahead instanceof ClaimedAhead c && c.take(settings, key) ? c : null;
+        ClaimAheadSlot slot = dispatch.claimAhead();
+        return slot != null && slot.held() instanceof ClaimedAhead c && c.take(settings, key) ? c : null;
     }
 
     /**
      * Claims the keys of a delivery and of those the connector will hand over after it
-     * ({@link Dispatch#claimAheadWith}) in one call to the store ({@link ClaimStore#claimAll}: one
-     * round trip on Redis), and gives each dispatch its claim ({@link Dispatch#holdAheadClaim}):
+     * ({@link ClaimAheadSlot#behind}) in one call to the store ({@link ClaimStore#claimAll}: one
+     * round trip on Redis), and gives each slot its claim ({@link ClaimAheadSlot#hold}):
      * each is then guarded without a round trip of its own. Only acquired and done answers are kept:
      * an in-progress one may be over by the message's turn. Fencing and leases are those of any
      * claim: the token is the message's, the lease is renewed while the delivery waits, and a claim
      * the guard does not take (the delivery was settled otherwise) is released by
-     * {@link AheadClaim#abandon}.
+     * {@link ClaimAheadSlot.Claim#abandon}.
      *
-     * <p>Skips dispatches that hold a claim, keys that cannot be derived (refused in their turn, with
+     * <p>Skips slots that hold a claim, keys that cannot be derived (refused in their turn, with
      * the reason), and everything when the store fails (any of those keys that it took anyway is
      * released here, or runs out with its lease): each message is then claimed in its turn.
      */
-    private void claimAll(ConsumerSettings settings, List<? extends Dispatch> dispatches) {
-        List<Dispatch> targets = new ArrayList<>(dispatches.size());
-        List<MessageKey> messageKeys = new ArrayList<>(dispatches.size());
-        List<ClaimStore.ClaimRequest> requests = new ArrayList<>(dispatches.size());
-        for (Dispatch d : dispatches) {
-            if (d.aheadClaim() != null) {
+    private void claimAll(ConsumerSettings settings, List<? extends ClaimAheadSlot> slots) {
+        List<ClaimAheadSlot> targets = new ArrayList<>(slots.size());
+        List<MessageKey> messageKeys = new ArrayList<>(slots.size());
+        List<ClaimStore.ClaimRequest> requests = new ArrayList<>(slots.size());
+        for (ClaimAheadSlot d : slots) {
+            if (d.held() != null) {
                 continue;
             }
             MessageKey key;
@@ -114,10 +115,8 @@ final class ClaimAhead {
                 continue;
             }
             ClaimedAhead claim = new ClaimedAhead(store, listener, leases, settings, messageKeys.get(i), requests.get(i).token(), result, sentAt);
-            Dispatch d = targets.get(i);
-            d.holdAheadClaim(claim);
-            if (d.aheadClaim() != claim) {
-                claim.abandon(); // a dispatch that keeps no claim would leave it held until its lease ends
+            if (!targets.get(i).hold(claim)) {
+                claim.abandon(); // a slot that keeps no claim would leave it held until its lease ends
             }
         }
     }

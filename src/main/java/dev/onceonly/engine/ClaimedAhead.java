@@ -1,11 +1,10 @@
 package dev.onceonly.engine;
 
-import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
-import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.LogId;
@@ -14,12 +13,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A claim taken before the message's guarded method runs, with the claim of a delivery before it
- * ({@link Dispatch#claimAheadWith}), kept by
- * its delivery until the guard takes it ({@link #take}) or the connector abandons it. While it
- * waits, an acquired claim is renewed by the lease sweep like any other; a renewal that finds it
+ * ({@link ClaimAheadSlot#behind}), kept by its delivery's slot until the guard takes it
+ * ({@link #take}) or the connector abandons it. While it waits, an acquired claim is renewed by the lease sweep like any other; a renewal that finds it
  * lost marks it so, and the guard then claims the message again in its turn.
  */
-final class ClaimedAhead implements AheadClaim, LeaseSweep.Lease {
+final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
 
     private final ClaimStore store;
     private final GuardListener listener;

@@ -20,8 +20,9 @@ import java.util.regex.Pattern;
  * Derives {@link MessageKey}s. The strategy key is built so that no input can forge another one:
  * each strategy has its own tag, exchange and routing key are escaped ({@code %} and {@code :})
  * and capped at 255 characters (the AMQP limit), so {@code "a:b" + "c"} and {@code "a" + "b:c"}
- * differ; the parts of a composite key are length-prefixed under a tag of their own. The strategy key is then hashed to a fixed 128-bit digest, which keeps claim-store keys
- * short whatever the input and keeps message content out of the store's key space.
+ * differ; the parts of a composite key are length-prefixed under a tag of their own. The strategy
+ * key is then hashed to a fixed 128-bit digest, which keeps claim-store keys short whatever the
+ * input and keeps message content out of the store's key space.
  */
 public final class KeyDeriver {
 
@@ -30,7 +31,7 @@ public final class KeyDeriver {
     /** AMQP short strings (exchange, routing key) are at most 255 octets. */
     static final int MAX_NAME_LENGTH = 255;
     /** Upper bound on explicit keys (message-id, header, pointer, parameter). */
-    static final int MAX_EXPLICIT_KEY_LENGTH = 1024;
+    private static final int MAX_EXPLICIT_KEY_LENGTH = 1024;
     /** Bytes of SHA-256 kept in the store key: 128 bits, collision-safe for any realistic volume. */
     private static final int DIGEST_BYTES = 16;
     /** Bytes of the compared hash kept as claim fingerprint: enough to tell two bodies apart. */
@@ -43,7 +44,7 @@ public final class KeyDeriver {
      * Marks a header value that is not valid UTF-8 (base64 of its bytes follows). It starts with
      * U+FFFD, which valid text decoded from a header never starts a key with by accident.
      */
-    static final String INVALID_UTF8_TAG = "\uFFFDbytes:";
+    private static final String INVALID_UTF8_TAG = "\uFFFDbytes:";
     /**
      * Per-thread digest and buffers: deriving a key allocates only what it returns (body hash,
      * digest text, store key), which matters at one derivation per message. The value holds JDK
@@ -134,8 +135,7 @@ public final class KeyDeriver {
             case MESSAGE_ID -> present(m.messageId(), s, "message has no message-id", null);
             case HEADER -> parts(s, name -> headerText(m.headers().get(name)), "message has no header '%s'");
             case JSON_POINTER -> parts(s, pointer -> pointerValue(json, pointer), "payload has no value at %s");
-            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank",
-                    null);
+            case PARAMETER -> present(parameterKey == null ? null : parameterKey.toString(), s, "@IdempotencyKey parameter is null or blank", null);
             case DEFAULT -> throw new IllegalStateException("unresolved key strategy");
         };
         if (explicit != null) {
@@ -203,7 +203,7 @@ public final class KeyDeriver {
      * made different bytes one key); a {@link java.util.Date} as an ISO-8601 UTC instant
      * ({@code Date.toString()} depends on the time zone); numbers and booleans as written.
      */
-    static String headerText(Object value) {
+    private static String headerText(Object value) {
         if (value == null) {
             return null;
         }
@@ -235,21 +235,17 @@ public final class KeyDeriver {
     }
 
     private JsonPointers json() {
-        JsonPointers j = json;
-        if (j == null) {
-            j = new JsonPointers();
-            json = j;
+        if (json == null) {
+            json = new JsonPointers(); // a race makes two, each as good: no lock on the key's path
         }
-        return j;
+        return json;
     }
 
     private static String escape(String name, String what) {
         if (name.length() > MAX_NAME_LENGTH) {
             throw new KeyRejectedException(what + " is longer than " + MAX_NAME_LENGTH + " characters");
         }
-        if (name.indexOf('%') < 0 && name.indexOf(':') < 0) {
-            return name;
-        }
+        // String.replace returns the name itself when it holds neither: no copy for the usual name.
         return name.replace("%", "%25").replace(":", "%3A");
     }
 

@@ -7,8 +7,8 @@ import dev.onceonly.config.PropertySet;
 import java.util.Map;
 
 /**
- * The catalogue of the {@code onceonly-rabbitmq} connector's properties: the broker connection's
- * ({@code BrokerConfig}), and those of incoming and outgoing channels ({@code ChannelConfig}).
+ * The catalogue of the {@code onceonly-rabbitmq} connector's properties: the broker connection's,
+ * and those of incoming and outgoing channels.
  * A property's key is what a channel's configuration holds ({@code prefetch}); its alias, SmallRye's
  * RabbitMQ connector's name for the same setting, is read in the same place.
  */
@@ -17,8 +17,10 @@ public final class ChannelProperties {
     private ChannelProperties() {
     }
 
+    /** The connector's name, which its connector-wide properties are named after (the connector's {@code NAME}). */
+    static final String CONNECTOR = "onceonly-rabbitmq";
     /** The connector-wide prefix MicroProfile Reactive Messaging gives this connector's settings. */
-    public static final String CONNECTOR_PREFIX = "mp.messaging.connector." + RabbitConnector.NAME + ".";
+    public static final String CONNECTOR_PREFIX = "mp.messaging.connector." + CONNECTOR + ".";
     /** This connector's own connector-wide prefix of the connection's settings, settable from the environment. */
     public static final String WIDE_PREFIX = "onceonly.rabbitmq.";
     /** A connection key → SmallRye's connector-wide, environment-settable name of it. */

@@ -1,6 +1,6 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimAheadSlot;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,12 +11,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * The deliveries of one consuming channel received and not yet settled, in the order they arrived
  * ({@code claim-ahead}): buffered ones, and those handed to the application (Reactive Messaging may
  * take several and queue them itself). When the guard asks for the deliveries behind one
- * ({@code Dispatch.claimAheadWith}), it gets up to {@code claim-ahead − 1} of them that hold no claim
+ * ({@link ClaimAheadSlot#behind}), it gets up to {@code claim-ahead − 1} of them that hold no claim
  * yet, and claims their keys in the same round trip as that one's.
  */
 final class ClaimAheadLine<D extends ClaimAheadLine.Member<D>> {
 
-    /** What the line needs of a delivery in it ({@link Delivery}). */
+    /** What the line needs of a delivery in it. */
     interface Member<D extends Member<D>> {
         /** Joins {@code line} as its {@code sequence}-th delivery. */
         void joinLine(ClaimAheadLine<D> line, long sequence);
@@ -28,8 +28,8 @@ final class ClaimAheadLine<D extends ClaimAheadLine.Member<D>> {
         /** Whether its AMQP channel closed since it was received: the broker requeued it. */
         boolean isStale();
 
-        /** {@return the claim taken ahead for it, or {@code null}} */
-        AheadClaim aheadClaim();
+        /** {@return the claim taken ahead for it, or {@code null}, as {@link ClaimAheadSlot#held}} */
+        ClaimAheadSlot.Claim held();
     }
 
     private final int claimAhead;
@@ -70,7 +70,7 @@ final class ClaimAheadLine<D extends ClaimAheadLine.Member<D>> {
             if (behind.size() == claimAhead - 1) {
                 break;
             }
-            if (e.sequenceInLine() > d.sequenceInLine() && !e.isSettled() && e.aheadClaim() == null && !e.isStale()) {
+            if (e.sequenceInLine() > d.sequenceInLine() && !e.isSettled() && e.held() == null && !e.isStale()) {
                 behind.add(e);
             }
         }

@@ -3,7 +3,7 @@ package dev.onceonly.rabbitmq;
 import java.time.Duration;
 
 /**
- * How the connector names its delay queues ({@link DelayQueues}): apart, so that the connections'
+ * How the connector names its delay queues: apart, so that the connections'
  * topology recovery can tell them without depending on what declares them.
  */
 final class DelayQueueNames {

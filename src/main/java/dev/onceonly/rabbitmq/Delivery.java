@@ -3,7 +3,7 @@ package dev.onceonly.rabbitmq;
 import com.rabbitmq.client.Channel;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
-import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.MessageTracing;
 
@@ -14,15 +14,18 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One delivery of an incoming channel, from the broker handing it over until it is settled. It is
- * the {@link Dispatch} the guard's decision is handed to, which {@link InboundChannel} settles it
- * from (through {@link Disposition}) when the application acks or nacks it.
+ * the {@link Dispatch} the guard's decision is handed to, which its channel settles it from
+ * (through {@link Disposition}) when the application acks or nacks it.
  *
  * <p>Two one-way latches keep the broker protocol safe: {@link #decide()} lets only the first
  * ack/nack of the application through (Reactive Messaging or the application may call both, or
  * twice), and {@link #claimSettlement()} lets exactly one broker action happen (a delayed retry and a
  * shutdown may race for it). Acking a delivery tag twice would make the broker close the channel.
+ *
+ * <p>With claim-ahead it is also its own {@link ClaimAheadSlot}: its place in the channel's
+ * {@link ClaimAheadLine}, keeping the claim the guard took ahead for it until it is settled.
  */
-final class Delivery implements Dispatch, ClaimAheadLine.Member<Delivery> {
+final class Delivery implements Dispatch, ClaimAheadSlot, ClaimAheadLine.Member<Delivery> {
 
     /** Where the delivery is; shutdown gives back {@link #BUFFERED} and {@link #HELD} ones at once. */
     enum Stage {
@@ -66,7 +69,7 @@ final class Delivery implements Dispatch, ClaimAheadLine.Member<Delivery> {
      * settled it holds {@link #SETTLED}, so a claim that arrives after the settlement (a
      * {@code claimAll} in flight while the channel closed) is refused and its taker abandons it.
      */
-    private final AtomicReference<AheadClaim> aheadClaim = new AtomicReference<>();
+    private final AtomicReference<ClaimAheadSlot.Claim> aheadClaim = new AtomicReference<>();
     /** With claim-ahead: the channel's line of deliveries handed over, and this one's place in it. */
     private volatile ClaimAheadLine<Delivery> line;
     private volatile long sequenceInLine;
@@ -114,26 +117,32 @@ final class Delivery implements Dispatch, ClaimAheadLine.Member<Delivery> {
         return sequenceInLine;
     }
 
-    /** With claim-ahead, the deliveries handed over after this one that hold no claim yet. */
+    /** Itself, once in the channel's claim-ahead line; {@code null} on a channel that claims nothing ahead. */
     @Override
-    public List<? extends Dispatch> claimAheadWith() {
+    public ClaimAheadSlot claimAhead() {
+        return line == null ? null : this;
+    }
+
+    /** The deliveries handed over after this one that hold no claim yet. */
+    @Override
+    public List<Delivery> behind() {
         ClaimAheadLine<Delivery> l = line;
         return l == null ? List.of() : l.behind(this);
     }
 
-    /** Keeps {@code claim} unless the delivery holds one already or was settled: then {@link #aheadClaim} is not it. */
+    /** Keeps {@code claim} unless the delivery holds one already or was settled. */
     @Override
-    public void holdAheadClaim(AheadClaim claim) {
-        aheadClaim.compareAndSet(null, claim);
+    public boolean hold(ClaimAheadSlot.Claim claim) {
+        return aheadClaim.compareAndSet(null, claim);
     }
 
     @Override
-    public AheadClaim aheadClaim() {
+    public ClaimAheadSlot.Claim held() {
         return aheadClaim.get();
     }
 
     /**
-     * Settled: a claim taken ahead that the guard did not use is released ({@link AheadClaim#abandon}),
+     * Settled: a claim taken ahead that the guard did not use is released ({@link ClaimAheadSlot.Claim#abandon}),
      * and none is kept from now on; the delivery leaves the claim-ahead line.
      */
     void settled() {
@@ -141,16 +150,16 @@ final class Delivery implements Dispatch, ClaimAheadLine.Member<Delivery> {
         if (l != null) {
             l.remove(this); // first: abandoning takes a round trip to the store
         }
-        AheadClaim claim = aheadClaim.getAndSet(SETTLED);
+        ClaimAheadSlot.Claim claim = aheadClaim.getAndSet(SETTLED);
         if (claim != null && claim != SETTLED) {
             claim.abandon();
         }
     }
 
     /** What a settled delivery holds instead of a claim: nothing to abandon, nothing the guard can take. */
-    private static final AheadClaim SETTLED = () -> { };
+    private static final ClaimAheadSlot.Claim SETTLED = () -> { };
 
-    /** {@link InboundChannel} settles from the decision: a refusal is requeued or dead-lettered even when acked. */
+    /** Its channel settles from the decision: a refusal is requeued or dead-lettered even when acked. */
     @Override
     public boolean settlesFromDecision() {
         return true;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Validated settings of one incoming channel (see {@link ChannelConfig} for property names and
+ * Validated settings of one incoming channel (see {@link ChannelProperties} for property names and
  * defaults).
  *
  * @param exchange           exchange the queue is bound to when declaring topology; empty: none

@@ -3,7 +3,7 @@ package dev.onceonly.rabbitmq;
 import java.time.Duration;
 
 /**
- * Validated settings of one outgoing channel (see {@link ChannelConfig} for property names and
+ * Validated settings of one outgoing channel (see {@link ChannelProperties} for property names and
  * defaults).
  *
  * @param exchange       exchange messages are published to; empty: the default exchange

@@ -5,8 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The optional queue arguments an incoming channel declares its queue with (validated by
- * {@link ChannelConfig}): what the application asked for beyond the queue type and the connector's
+ * The optional queue arguments an incoming channel declares its queue with (validated with the
+ * channel's other settings): what the application asked for beyond the queue type and the connector's
  * own dead-letter wiring.
  *
  * @param singleActiveConsumer {@code x-single-active-consumer}: the broker delivers to one consumer

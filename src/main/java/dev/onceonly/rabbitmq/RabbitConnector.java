@@ -52,7 +52,7 @@ import java.util.concurrent.ThreadFactory;
 public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnectorFactory {
 
     /** The connector's name, for {@code mp.messaging.[incoming|outgoing].<channel>.connector}. */
-    public static final String NAME = "onceonly-rabbitmq";
+    public static final String NAME = ChannelProperties.CONNECTOR;
 
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
     ThreadFactory managedThreads;
@@ -144,13 +144,14 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     /**
      * The outbox relay's publisher (asked for only when the application injects the outbox): one
      * connection of its own, with the connector-wide settings {@code onceonly.rabbitmq.*}.
+     *
+     * @param settings the outbox's settings as read and validated once at deployment (its confirm timeout)
      */
     @Produces
-    synchronized OutboxPublisher outboxPublisher() {
+    synchronized OutboxPublisher outboxPublisher(OnceOnlyConfig.OutboxSettings settings) {
         if (outbox == null) {
-            Config config = ConfigProvider.getConfig();
-            outbox = new OutboxEndpoint(BrokerConfig.connectorWide(config, this::credentialsProvider),
-                    new OnceOnlyConfig(config).outbox().confirmTimeout(), resources);
+            outbox = new OutboxEndpoint(BrokerConfig.connectorWide(ConfigProvider.getConfig(), this::credentialsProvider),
+                    settings.confirmTimeout(), resources);
             if (started) {
                 outbox.start();
             }

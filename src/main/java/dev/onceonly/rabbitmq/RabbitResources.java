@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
  * What the connector runs on: threads all made by the server's managed thread factory, so that
  * every thread that reads from the broker, dispatches a delivery or completes a confirm carries
  * the application's context (CDI, {@code java:comp} lookups, class loader), and the sources of time,
- * chance and connections. The pools belong to the connector (see {@link RabbitConnector#createThreads()}).
+ * chance and connections. The pools belong to the connector, which makes them when it is created.
  * A deterministic simulation passes its own of each (virtual time, a seeded random source, a
  * simulated broker): nothing on the connector's path reads a clock or a random source of its own.
  *

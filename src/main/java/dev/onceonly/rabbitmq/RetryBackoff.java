@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * How long a failed delivery waits before its next attempt, and who holds it meanwhile (validated by
- * {@link ChannelConfig}). The one place the delay of an attempt is computed.
+ * How long a failed delivery waits before its next attempt, and who holds it meanwhile (validated
+ * with the channel's other settings). The one place the delay of an attempt is computed.
  *
  * <p>Exponential backoff with "equal jitter": after failed attempt {@code n} the delay is drawn
  * uniformly from {@code [d/2, d]}, where {@code d = min(max, first × multiplier^(n-1))}. Jitter

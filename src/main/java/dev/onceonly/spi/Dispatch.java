@@ -3,8 +3,6 @@ package dev.onceonly.spi;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 
-import java.util.List;
-
 /**
  * One message on its way to a guarded method, and the place its decision is handed to.
  *
@@ -57,33 +55,14 @@ public interface Dispatch {
     }
 
     /**
-     * The deliveries the connector will hand over to the same guarded method after this one and
-     * that hold no claim yet (see {@link #holdAheadClaim}), in order: the guard claims their keys
-     * together with this message's, in one round trip where the store can, so that they need no
-     * claim of their own (a connector's {@code claim-ahead}). A connector that offers them keeps each
-     * claim and abandons it when it settles the delivery.
+     * The optional claim-ahead hook: this message's place in the connector's claim-ahead line,
+     * through which the guard claims the keys of the deliveries behind it with this one's and finds
+     * the claim taken ahead for this one (see {@link ClaimAheadSlot} for the contract). A connector
+     * that returns a slot abandons the slot's claim when it settles the message.
      *
-     * @return at most as many as the connector is configured to offer; empty by default
+     * @return the slot, or {@code null} when the connector claims nothing ahead (the default, and {@link #of})
      */
-    default List<? extends Dispatch> claimAheadWith() {
-        return List.of();
-    }
-
-    /**
-     * Keeps a claim the guard took ahead for this message (see {@link #claimAheadWith}) until the
-     * guard asks for it with {@link #aheadClaim}. A dispatch that keeps it must call
-     * {@link AheadClaim#abandon} when its message is settled.
-     *
-     * @param claim the claim; replaces none (the guard asks only while {@link #aheadClaim} is null)
-     */
-    default void holdAheadClaim(AheadClaim claim) {
-    }
-
-    /**
-     * {@return the claim kept by {@link #holdAheadClaim}, or {@code null}; {@code null} for a
-     * dispatch that keeps none, such as {@link #of}}
-     */
-    default AheadClaim aheadClaim() {
+    default ClaimAheadSlot claimAhead() {
         return null;
     }
 

@@ -8,6 +8,7 @@ import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
@@ -79,11 +80,11 @@ class ClaimAheadTest {
         assertEquals(1, store.batches.get(), "one call to the store, for the first and the five behind it");
         assertEquals(0, store.claims.get(), "and no claim of its own");
         for (RecordingDispatch d : fresh.subList(1, 4)) {
-            assertNotNull(d.aheadClaim(), "an acquired claim is kept by its delivery");
+            assertNotNull(d.held(), "an acquired claim is kept by its delivery");
             assertEquals(ClaimState.IN_PROGRESS, probe(d).state(), "held while the delivery waits");
         }
-        assertNotNull(done.aheadClaim(), "a done answer is kept too: the duplicate needs no round trip");
-        assertNull(busy.aheadClaim(), "an in-progress answer may be over by the message's turn: not kept");
+        assertNotNull(done.held(), "a done answer is kept too: the duplicate needs no round trip");
+        assertNull(busy.held(), "an in-progress answer may be over by the message's turn: not kept");
 
         for (RecordingDispatch d : fresh.subList(1, 4)) {
             guard(d);
@@ -175,7 +176,7 @@ class ClaimAheadTest {
 
         assertEquals("ran-1", guard(first));
 
-        assertNull(behind.aheadClaim());
+        assertNull(behind.held());
         assertEquals(1, store.claims.get(), "the first claimed in its turn after the failed batch");
         assertEquals("ran-2", guard(behind));
     }
@@ -193,7 +194,7 @@ class ClaimAheadTest {
 
         assertEquals("ran-1", guard(first));
 
-        assertNull(behind.aheadClaim());
+        assertNull(behind.held());
         assertEquals(ClaimState.ACQUIRED, probe(behind).state(), "not held by the failed batch");
     }
 
@@ -206,14 +207,34 @@ class ClaimAheadTest {
         first.offerBehind(behind);
         assertEquals("ran-1", guard(first));
         assertEquals(0, store.batches.get());
-        assertNull(behind.aheadClaim());
+        assertNull(behind.held());
     }
 
-    /** A dispatch that keeps no claim ({@link Dispatch#of}) must not leave one held until its lease ends. */
+    /** A claim its slot does not keep ({@link ClaimAheadSlot#hold} refuses it) must not stay held until its lease ends. */
     @Test
     void aClaimItsDispatchDoesNotKeepIsGivenBackAtOnce() throws Exception {
         RecordingDispatch first = delivery("first-plain");
-        first.offerBehind(Dispatch.of(view("plain")));
+        first.offerBehind(new ClaimAheadSlot() { // a slot whose delivery was settled as the claim came back
+            @Override
+            public MessageView message() {
+                return view("plain");
+            }
+
+            @Override
+            public List<ClaimAheadSlot> behind() {
+                return List.of();
+            }
+
+            @Override
+            public boolean hold(ClaimAheadSlot.Claim claim) {
+                return false;
+            }
+
+            @Override
+            public ClaimAheadSlot.Claim held() {
+                return null;
+            }
+        });
         guard(first);
         assertEquals(ClaimResult.ACQUIRED, memory.claim(key("plain").storeKey(), "someone", "", Duration.ofSeconds(30)));
     }
@@ -226,7 +247,7 @@ class ClaimAheadTest {
         first.offerBehind(behind);
         Guarded.call(engine, Settings.withKey(settings, KeyStrategy.PARAMETER, false), first, "order-7", () -> "ran");
         assertEquals(0, store.batches.get());
-        assertNull(behind.aheadClaim());
+        assertNull(behind.held());
     }
 
     // ---- helpers ----

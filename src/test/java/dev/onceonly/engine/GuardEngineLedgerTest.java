@@ -680,7 +680,7 @@ class GuardEngineLedgerTest {
             for (int i = 1; i <= 20; i++) {
                 behind.add(new RecordingDispatch(message("{\"order\":\"ahead-" + i + "\"}")));
             }
-            first.offerBehind(behind.toArray(Dispatch[]::new));
+            first.offerBehind(behind.toArray(RecordingDispatch[]::new));
             Guarded.call(engine, settings, first, null, businessWrite("ahead-0"));
             for (int i = 0; i < behind.size(); i++) {
                 Guarded.call(engine, settings, behind.get(i), null, businessWrite("ahead-" + (i + 1)));

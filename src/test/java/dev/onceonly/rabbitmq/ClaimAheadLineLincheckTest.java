@@ -1,7 +1,6 @@
 package dev.onceonly.rabbitmq;
 
-import dev.onceonly.spi.AheadClaim;
-import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.testing.DrainedScheduler;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -22,9 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link Settlement}, as the connector does) and the guard, guarding one, claims ahead for those
  * behind it, in every interleaving the checker explores.
  *
- * <p>The test plays the guard's part of the {@link Dispatch} contract as the engine does: it asks
- * {@link Dispatch#claimAheadWith}, offers each delivery a claim ({@link Dispatch#holdAheadClaim})
- * and abandons one the delivery did not keep ({@link Dispatch#aheadClaim} is not it).
+ * <p>The test plays the guard's part of the {@link ClaimAheadSlot} contract as the engine does: it
+ * asks {@link ClaimAheadSlot#behind}, offers each delivery a claim ({@link ClaimAheadSlot#hold})
+ * and abandons one the delivery did not keep.
  *
  * <p>Properties, once all calls returned:
  * <ul>
@@ -83,11 +82,10 @@ public class ClaimAheadLineLincheckTest {
     /** The guard, guarding delivery {@code i}, claims ahead for those behind it. */
     @Operation
     public void claimAhead(@Param(name = "d") int i) {
-        for (Dispatch behind : deliveries[i].claimAheadWith()) {
-            Claim claim = new Claim((Delivery) behind);
+        for (Delivery behind : deliveries[i].behind()) {
+            Claim claim = new Claim(behind);
             claims.add(claim);
-            behind.holdAheadClaim(claim);
-            if (behind.aheadClaim() != claim) {
+            if (!behind.hold(claim)) {
                 claim.abandon();
             }
         }
@@ -115,7 +113,7 @@ public class ClaimAheadLineLincheckTest {
 
     private void checkClaims() {
         for (Claim c : claims) {
-            boolean held = !c.delivery.isSettled() && c.delivery.aheadClaim() == c;
+            boolean held = !c.delivery.isSettled() && c.delivery.held() == c;
             if (held == c.abandoned.get() > 0) {
                 throw new IllegalStateException("delivery " + c.delivery.deliveryTag + (held
                         ? " holds a claim that was abandoned" : " leaked a claim: not held, not abandoned"));
@@ -124,7 +122,7 @@ public class ClaimAheadLineLincheckTest {
     }
 
     /** A claim taken ahead: counts its releases (idempotent, as the engine's). */
-    private static final class Claim implements AheadClaim {
+    private static final class Claim implements ClaimAheadSlot.Claim {
         final Delivery delivery;
         final AtomicInteger abandoned = new AtomicInteger();
 

@@ -5,6 +5,7 @@ import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
@@ -137,13 +138,13 @@ class InboundChannelTest {
         }
         Dispatch first = handover.take(handed.get(0).getPayload());
 
-        List<? extends Dispatch> behind = first.claimAheadWith();
+        List<? extends ClaimAheadSlot> behind = first.claimAhead().behind();
 
         assertEquals(List.of("m2", "m3", "m4"), behind.stream().map(InboundChannelTest::body).toList(),
                 "those received after it, at most claim-ahead - 1 (claim-ahead 4)");
-        first.holdAheadClaim(() -> abandoned.add("m1"));
-        behind.forEach(d -> d.holdAheadClaim(() -> abandoned.add(body(d))));
-        assertEquals(List.of("m5"), handover.take(handed.get(1).getPayload()).claimAheadWith().stream().map(InboundChannelTest::body).toList(),
+        first.claimAhead().hold(() -> abandoned.add("m1"));
+        behind.forEach(d -> d.hold(() -> abandoned.add(body(d))));
+        assertEquals(List.of("m5"), handover.take(handed.get(1).getPayload()).claimAhead().behind().stream().map(InboundChannelTest::body).toList(),
                 "deliveries holding a claim are not offered again");
 
         handed.get(0).ack().toCompletableFuture().get(20, TimeUnit.SECONDS);
@@ -154,7 +155,7 @@ class InboundChannelTest {
                 "the claims of requeued deliveries are abandoned (released); m5 held none");
     }
 
-    private static String body(Dispatch d) {
+    private static String body(ClaimAheadSlot d) {
         return new String(d.message().body(), java.nio.charset.StandardCharsets.UTF_8);
     }
 

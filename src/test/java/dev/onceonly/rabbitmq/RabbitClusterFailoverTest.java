@@ -300,9 +300,11 @@ class RabbitClusterFailoverTest {
 
     /** The AMQP port of the channel's consuming connection (the node it is on now), or -1 while it is not open. */
     private static int consumingPort(InboundChannel channel) throws Exception {
-        java.lang.reflect.Field f = InboundChannel.class.getDeclaredField("consumeConnection");
+        java.lang.reflect.Field consuming = InboundChannel.class.getDeclaredField("consuming");
+        consuming.setAccessible(true);
+        java.lang.reflect.Field f = ConsumingConnection.class.getDeclaredField("connection");
         f.setAccessible(true);
-        Connection c = (Connection) f.get(channel);
+        Connection c = (Connection) f.get(consuming.get(channel));
         return c == null || !c.isOpen() ? -1 : c.getPort();
     }
 

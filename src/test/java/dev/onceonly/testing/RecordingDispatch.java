@@ -3,22 +3,27 @@ package dev.onceonly.testing;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
-import dev.onceonly.spi.AheadClaim;
+import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.MessageTracing;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 
-/** A dispatch, as a connector makes one per delivery, that records the decisions reported to it. */
-public final class RecordingDispatch implements Dispatch {
+/**
+ * A dispatch, as a connector makes one per delivery, that records the decisions reported to it; its
+ * own claim-ahead slot, offering the slots {@link #offerBehind} names.
+ */
+public final class RecordingDispatch implements Dispatch, ClaimAheadSlot {
 
     private final MessageView message;
     private final boolean settlesFromDecision;
     private final MessageTracing tracing;
     private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
-    private volatile AheadClaim aheadClaim;
-    private volatile List<Dispatch> behind = List.of();
+    /** As a connector's delivery: the claim kept, or {@link #SETTLED} once settled. */
+    private final AtomicReference<ClaimAheadSlot.Claim> aheadClaim = new AtomicReference<>();
+    private volatile List<ClaimAheadSlot> behind = List.of();
 
     public RecordingDispatch(MessageView message) {
         this(message, false);
@@ -51,35 +56,42 @@ public final class RecordingDispatch implements Dispatch {
         return message;
     }
 
-    /** The deliveries a connector would hand over after this one ({@link #claimAheadWith}). */
-    public void offerBehind(Dispatch... behind) {
+    /** The slots of the deliveries a connector would hand over after this one ({@link #behind}). */
+    public void offerBehind(ClaimAheadSlot... behind) {
         this.behind = List.of(behind);
+    }
+
+    @Override
+    public ClaimAheadSlot claimAhead() {
+        return this;
     }
 
     /** As a connector's line: those offered that hold no claim yet. */
     @Override
-    public List<? extends Dispatch> claimAheadWith() {
-        return behind.stream().filter(d -> d.aheadClaim() == null).toList();
+    public List<? extends ClaimAheadSlot> behind() {
+        return behind.stream().filter(d -> d.held() == null).toList();
     }
 
     /** Keeps a claim taken ahead, as a connector's delivery does; {@link #settle} gives it back. */
     @Override
-    public void holdAheadClaim(AheadClaim claim) {
-        aheadClaim = claim;
+    public boolean hold(ClaimAheadSlot.Claim claim) {
+        return aheadClaim.compareAndSet(null, claim);
     }
 
     @Override
-    public AheadClaim aheadClaim() {
-        return aheadClaim;
+    public ClaimAheadSlot.Claim held() {
+        return aheadClaim.get();
     }
 
-    /** What a connector does when it settles the delivery: abandons a claim taken ahead. */
+    /** What a connector does when it settles the delivery: abandons a claim taken ahead, and keeps none from now on. */
     public void settle() {
-        AheadClaim claim = aheadClaim;
+        ClaimAheadSlot.Claim claim = aheadClaim.getAndSet(SETTLED);
         if (claim != null) {
             claim.abandon();
         }
     }
+
+    private static final ClaimAheadSlot.Claim SETTLED = () -> { };
 
     @Override
     public void decided(GuardEvent event) {

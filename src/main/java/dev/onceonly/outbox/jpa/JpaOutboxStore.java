@@ -53,8 +53,6 @@ public final class JpaOutboxStore implements OutboxStore {
     private static final String INSERT = "insert into onceonly_outbox (message_id, source_key, exchange_name, routing_key,"
             + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
             + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
-    /** The rows of this store's scope, and those written before there were scopes. */
-    static final String IN_SCOPE = " and app_scope in (?, '')";
     private static final String MARK_SENT = "update onceonly_outbox set state = 1, sent_at = ? where id = ?";
     private static final String MARK_REFUSED = "update onceonly_outbox set attempts = attempts + 1, last_error = ?,"
             + " state = case when attempts + 1 >= ? then 2 else 0 end where id = ?";
@@ -196,7 +194,7 @@ public final class JpaOutboxStore implements OutboxStore {
     private int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
         List<Long> ids = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("select id from onceonly_outbox where state = 1 and sent_at < ?"
-                + IN_SCOPE + " order by id limit ?")) {
+                + OutboxRows.IN_SCOPE + " order by id limit ?")) {
             s.setLong(1, olderThan.toEpochMilli());
             s.setString(2, scope);
             s.setInt(3, batchSize);
@@ -224,7 +222,7 @@ public final class JpaOutboxStore implements OutboxStore {
             long pending = 0;
             long parked = 0;
             try (PreparedStatement s = c.prepareStatement("select state, count(*) from onceonly_outbox where state in (0, 2)"
-                    + IN_SCOPE + " group by state")) {
+                    + OutboxRows.IN_SCOPE + " group by state")) {
                 s.setString(1, scope);
                 try (ResultSet r = s.executeQuery()) {
                     while (r.next()) {

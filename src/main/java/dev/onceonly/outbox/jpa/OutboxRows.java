@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Reads rows of {@code onceonly_outbox} for {@link JpaOutboxStore}: the relay's selection, locked,
+ * Reads rows of {@code onceonly_outbox} for the JPA outbox store: the relay's selection, locked,
  * and which of the locked rows may go out without breaking their source's order.
  */
 final class OutboxRows {
@@ -26,6 +26,8 @@ final class OutboxRows {
     /** The columns {@link #read} reads, in its order. */
     static final String COLUMNS = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
             + " correlation_id, persistent, headers, body, created_at, attempts from onceonly_outbox";
+    /** The rows of the store's scope (its first parameter), and those written before there were scopes. */
+    static final String IN_SCOPE = " and app_scope in (?, '')";
 
     private OutboxRows() {
     }
@@ -68,7 +70,7 @@ final class OutboxRows {
 
     /** Locks and reads the selected pending rows of {@code scope}, in id order, passing by rows another relay holds. */
     static List<OutboxRecord> lock(Connection c, Selection selection, String scope) throws SQLException {
-        StringBuilder sql = new StringBuilder(COLUMNS).append(" where state = 0").append(JpaOutboxStore.IN_SCOPE);
+        StringBuilder sql = new StringBuilder(COLUMNS).append(" where state = 0").append(IN_SCOPE);
         if (!selection.ids().isEmpty()) {
             sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
         } else {
