@@ -6,6 +6,7 @@ import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
@@ -44,14 +45,15 @@ import java.util.function.LongSupplier;
 public final class GuardEngine implements ClaimStoreControl {
 
 
+    /** The store itself: what a holder asks about its own claim carries nothing. */
     final ClaimStore store;
+    /** The store the guard claims through: the done marks queued meanwhile ride along ({@code DoneWriter}). */
+    final ClaimStore claims;
     private final TransactionRunner transactions;
     private final Ledger ledger;
     final GuardListener listener;
     private final KeyDeriver keys;
     final LeaseSweep leases;
-    /** Writes done markers after the acknowledgement, for consumers with the ledger on; carries them with claims. */
-    final DoneWriter doneWriter;
     /** Finishes claims after their transactions and reports the decisions. */
     final Finaliser finaliser;
     /** Claims the keys of the deliveries a connector hands over next, with this one's. */
@@ -94,7 +96,8 @@ public final class GuardEngine implements ClaimStoreControl {
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.ledger = ledger;
         this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"), Objects.requireNonNull(nanoClock, "nanoClock"));
-        this.doneWriter = new DoneWriter(store, scheduler);
+        DoneWriter doneWriter = new DoneWriter(BatchClaimStore.of(store), scheduler);
+        this.claims = doneWriter;
         this.listener = Objects.requireNonNull(listener, "listener");
         this.finaliser = new Finaliser(store, listener, doneWriter, scheduler, nanoClock);
         this.claimAhead = new ClaimAhead(keys, store, doneWriter, listener, leases);
@@ -199,8 +202,7 @@ public final class GuardEngine implements ClaimStoreControl {
             try {
                 GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
                 try {
-                    // The done marks queued meanwhile go in the same round trip (DoneWriter).
-                    claim = doneWriter.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+                    claim = claims.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
                 } finally {
                     phase.end();
                 }

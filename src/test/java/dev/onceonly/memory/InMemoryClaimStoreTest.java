@@ -14,12 +14,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The store contract on the in-memory store, with a clock the test moves (no sleeping). */
-class InMemoryClaimStoreTest extends ClaimStoreContract {
+class InMemoryClaimStoreTest extends ClaimStoreContract<InMemoryClaimStore> {
 
     private final MutableClock clock = new MutableClock();
 
     @Override
-    protected ClaimStore newStore() {
+    protected InMemoryClaimStore newStore() {
         return new InMemoryClaimStore(100_000, clock);
     }
 
@@ -30,6 +30,11 @@ class InMemoryClaimStoreTest extends ClaimStoreContract {
 
     @Override
     protected long pttl(String key) {
+        return pttl(store, key);
+    }
+
+    /** {@return the remaining time to live of {@code key} in {@code store}, in milliseconds; -2 when absent} */
+    static long pttl(InMemoryClaimStore store, String key) {
         try {
             Field cacheField = InMemoryClaimStore.class.getDeclaredField("cache");
             cacheField.setAccessible(true);
