@@ -84,7 +84,7 @@ final class GuardFixture implements AutoCloseable {
         for (int i = 0; i < 8; i++) {
             body[i] = (byte) (n >>> (8 * i));
         }
-        return engine.guard(settings, Dispatch.of(message), null, HANDLER);
+        return engine.guard(settings, Dispatch.of(message), null, HANDLER).resultOrThrow();
     }
 
     @Override
