@@ -64,7 +64,8 @@ public final class GuardEngine implements ClaimStoreControl {
     /**
      * An engine over one claim store.
      *
-     * @param store        the claim store
+     * @param store        the claim store; where it is a {@link BatchClaimStore}, claim-ahead and the
+     *                     done marks use its batches, else a loop over its primitives
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    runs the lease renewal sweep (from the first guarded message on, every sixth
@@ -82,7 +83,8 @@ public final class GuardEngine implements ClaimStoreControl {
      * An engine whose leases fall due on {@code nanoClock} instead of {@link System#nanoTime()}: for
      * a deterministic simulation, whose {@code scheduler} runs on the same virtual time.
      *
-     * @param store        the claim store
+     * @param store        the claim store; where it is a {@link BatchClaimStore}, claim-ahead and the
+     *                     done marks use its batches, else a loop over its primitives
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    as above; its delays must pass on {@code nanoClock}
