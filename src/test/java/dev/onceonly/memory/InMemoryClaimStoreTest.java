@@ -4,10 +4,10 @@ import dev.onceonly.contract.ClaimStoreContract;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.testing.LogCapture;
+import dev.onceonly.testing.MemoryTtl;
 import dev.onceonly.testing.MutableClock;
 import org.junit.jupiter.api.Test;
 
-import java.lang.reflect.Field;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,21 +30,7 @@ class InMemoryClaimStoreTest extends ClaimStoreContract<InMemoryClaimStore> {
 
     @Override
     protected long pttl(String key) {
-        return pttl(store, key);
-    }
-
-    /** {@return the remaining time to live of {@code key} in {@code store}, in milliseconds; -2 when absent} */
-    static long pttl(InMemoryClaimStore store, String key) {
-        try {
-            Field cacheField = InMemoryClaimStore.class.getDeclaredField("cache");
-            cacheField.setAccessible(true);
-            @SuppressWarnings("unchecked")
-            var cache = (com.github.benmanes.caffeine.cache.Cache<String, Object>) cacheField.get(store);
-            return cache.policy().expireVariably().orElseThrow()
-                    .getExpiresAfter(key).map(Duration::toMillis).orElse(-2L);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError(e);
-        }
+        return MemoryTtl.pttl(store, key);
     }
 
     @Override

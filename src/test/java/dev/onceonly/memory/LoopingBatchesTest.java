@@ -1,11 +1,8 @@
 package dev.onceonly.memory;
 
-import dev.onceonly.contract.BatchClaimStoreContract;
 import dev.onceonly.spi.BatchClaimStore;
-import dev.onceonly.testing.MutableClock;
+import dev.onceonly.testing.InMemoryBatchesContract;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -13,32 +10,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The batch contract on the loop every store without batches of its own is given
- * ({@link BatchClaimStore#looping}), over the in-memory store with a clock the test moves.
+ * ({@link BatchClaimStore#looping}), over the in-memory store.
  */
-class LoopingBatchesTest extends BatchClaimStoreContract<BatchClaimStore> {
-
-    private final MutableClock clock = new MutableClock();
-    private InMemoryClaimStore memory;
+class LoopingBatchesTest extends InMemoryBatchesContract<BatchClaimStore> {
 
     @Override
-    protected BatchClaimStore newStore() {
-        memory = new InMemoryClaimStore(100_000, clock);
+    protected BatchClaimStore over(InMemoryClaimStore memory) {
         return BatchClaimStore.looping(memory);
-    }
-
-    @Override
-    protected void elapse(Duration d) {
-        clock.advance(d);
-    }
-
-    @Override
-    protected long pttl(String key) {
-        return InMemoryClaimStoreTest.pttl(memory, key);
-    }
-
-    @Override
-    protected String newPrefix() {
-        return "loop:";
     }
 
     /**
