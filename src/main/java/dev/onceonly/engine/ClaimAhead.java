@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
@@ -22,12 +23,12 @@ final class ClaimAhead {
 
     private final KeyDeriver keys;
     private final ClaimStore store;
-    /** Sends the claims, with the done marks queued meanwhile. */
-    private final DoneWriter claims;
+    /** Sends the claims in one call (the done marks queued meanwhile may ride along). */
+    private final BatchClaimStore claims;
     private final GuardListener listener;
     private final LeaseSweep leases;
 
-    ClaimAhead(KeyDeriver keys, ClaimStore store, DoneWriter claims, GuardListener listener, LeaseSweep leases) {
+    ClaimAhead(KeyDeriver keys, ClaimStore store, BatchClaimStore claims, GuardListener listener, LeaseSweep leases) {
         this.keys = keys;
         this.store = store;
         this.claims = claims;
@@ -64,7 +65,7 @@ final class ClaimAhead {
 
     /**
      * Claims the keys of a delivery and of those the connector will hand over after it
-     * ({@link ClaimAheadSlot#behind}) in one call to the store ({@link ClaimStore#claimAll}: one
+     * ({@link ClaimAheadSlot#behind}) in one call to the store ({@link BatchClaimStore#claimAll}: one
      * round trip on Redis), and gives each slot its claim ({@link ClaimAheadSlot#hold}):
      * each is then guarded without a round trip of its own. Only acquired and done answers are kept:
      * an in-progress one may be over by the message's turn. Fencing and leases are those of any
@@ -79,7 +80,7 @@ final class ClaimAhead {
     private void claimAll(ConsumerSettings settings, List<? extends ClaimAheadSlot> slots) {
         List<ClaimAheadSlot> targets = new ArrayList<>(slots.size());
         List<MessageKey> messageKeys = new ArrayList<>(slots.size());
-        List<ClaimStore.ClaimRequest> requests = new ArrayList<>(slots.size());
+        List<BatchClaimStore.ClaimRequest> requests = new ArrayList<>(slots.size());
         for (ClaimAheadSlot d : slots) {
             if (d.held() != null) {
                 continue;
@@ -92,7 +93,7 @@ final class ClaimAhead {
             }
             targets.add(d);
             messageKeys.add(key);
-            requests.add(new ClaimStore.ClaimRequest(key.storeKey(), Tokens.next(), key.fingerprint(), settings.lease()));
+            requests.add(new BatchClaimStore.ClaimRequest(key.storeKey(), Tokens.next(), key.fingerprint(), settings.lease()));
         }
         if (requests.isEmpty()) {
             return;
@@ -121,10 +122,10 @@ final class ClaimAhead {
         }
     }
 
-    /** After a failed {@link ClaimStore#claimAll}: a key it took anyway is ours, and nobody would use it. */
-    private void releaseQuietly(List<ClaimStore.ClaimRequest> requests) {
+    /** After a failed {@link BatchClaimStore#claimAll}: a key it took anyway is ours, and nobody would use it. */
+    private void releaseQuietly(List<BatchClaimStore.ClaimRequest> requests) {
         try {
-            for (ClaimStore.ClaimRequest r : requests) {
+            for (BatchClaimStore.ClaimRequest r : requests) {
                 store.release(r.key(), r.token());
             }
         } catch (ClaimStoreException e) {

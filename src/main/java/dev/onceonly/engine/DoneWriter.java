@@ -1,13 +1,14 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -16,31 +17,31 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Marks keys done after their messages were settled, for consumers with the ledger on: a message is
- * acknowledged without waiting for its own completion's reply. The completions go with the next
- * claim, or together in the drain's next batch ({@link ClaimStore#completeAll}: one round trip on
- * Redis), so under load the store sees a fraction of the round trips.
+ * acknowledged without waiting for its own completion's reply. A decorator of the claim store: its
+ * {@link #claim} and {@link #claimAll} send the completions queued here ahead of the claims, in
+ * their round trip, where the store {@link BatchClaimStore#completesWithClaims}; every other call
+ * goes straight to the store. The completions no claim came for go together in the drain's next
+ * batch ({@link BatchClaimStore#completeAll}: one round trip on Redis), so under load the store
+ * sees a fraction of the round trips.
  *
  * <p>Why only with the ledger: until the done marker is written the key is in progress, and if the
  * instance dies first it stays so until its lease ends; a copy that comes meanwhile is answered BUSY,
  * and one that comes after the lease is claimed again and stopped by the ledger's unique key (its
  * row committed with the effect). Without a ledger nothing would stop that copy, so those consumers
- * complete before the acknowledgement, on the consumer's thread ({@link Finaliser}).
+ * complete before the acknowledgement, on the consumer's thread.
  *
- * <p>Under load most completions need no round trip of their own: the next claim takes the ones
- * queued and sends them ahead of itself in its own round trip ({@link #claim}, {@link #claimAll};
- * for stores that can, {@link ClaimStore#completesWithClaims}). The drain on the executor writes
- * the ones no claim came for. One drain at a time runs there, {@link #GATHER_MICROS} after the
- * first completion it will carry; a call added while it waits or runs is taken by it, by a claim or
- * by the drain the adder starts. Each queued completion is taken by one writer only. A store
- * failure hands each mark of the batch back to its own retry (as for a completion that failed on
- * the consumer's thread).
+ * <p>The drain on the executor writes the marks no claim took. One drain at a time runs there,
+ * {@link #GATHER_MICROS} after the first completion it will carry; a call added while it waits or
+ * runs is taken by it, by a claim or by the drain the adder starts. Each queued completion is taken
+ * by one writer only. A store failure hands each mark of the batch back to its own retry (as for a
+ * completion that failed on the consumer's thread).
  */
-final class DoneWriter {
+final class DoneWriter implements BatchClaimStore {
 
     /** One done mark to write, told the store's answer exactly once. */
     interface Mark {
         /** {@return the completion to send} */
-        ClaimStore.CompleteRequest request();
+        CompleteRequest request();
 
         /** The store answered this mark. */
         void written(HolderResult result);
@@ -65,55 +66,57 @@ final class DoneWriter {
      */
     static final long GATHER_MICROS = 5_000;
 
-    private final ClaimStore store;
+    private final BatchClaimStore store;
     /** Whether claims carry queued completions: only where that adds no wait to the claim. */
     private final boolean withClaims;
     private final ScheduledExecutorService executor;
     private final ConcurrentLinkedQueue<Mark> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean draining = new AtomicBoolean();
 
-    DoneWriter(ClaimStore store, ScheduledExecutorService executor) {
+    /**
+     * @param store    the store decorated; its batches write the marks
+     * @param executor runs the drain
+     */
+    DoneWriter(BatchClaimStore store, ScheduledExecutorService executor) {
         this.store = store;
         this.withClaims = store.completesWithClaims();
         this.executor = executor;
     }
 
     /**
-     * {@link ClaimStore#claim}, with the completions queued here sent ahead of it where the store
-     * allows. Takes the claim's arguments, not a request: most claims carry nothing and go straight
-     * to the store, allocating nothing here.
+     * The store's claim, with the completions queued here sent ahead of it where the store allows.
+     * Most claims carry nothing and go straight to the store, allocating nothing here.
      *
-     * @return the claim's answer
      * @throws ClaimStoreException when the store failed; the completions it carried are then retried
      *                             by the sweep
      */
-    ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+    @Override
+    public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         if (!withClaims || pending.isEmpty()) {
             return store.claim(key, token, fingerprint, lease);
         }
-        return completeThenClaim(List.of(new ClaimStore.ClaimRequest(key, token, fingerprint, lease))).get(0);
+        return carryingMarks(List.of(new ClaimRequest(key, token, fingerprint, lease))).get(0);
     }
 
     /**
-     * {@link ClaimStore#claimAll}, with the completions queued here sent ahead where the store allows.
+     * The store's claims, with the completions queued here sent ahead where the store allows.
      *
-     * @param claims the claims
-     * @return their answers, in order
      * @throws ClaimStoreException as {@link #claim}
      */
-    List<ClaimResult> claimAll(List<ClaimStore.ClaimRequest> claims) {
+    @Override
+    public List<ClaimResult> claimAll(List<ClaimRequest> claims) {
         if (!withClaims || pending.isEmpty()) {
             return store.claimAll(claims);
         }
-        return completeThenClaim(claims);
+        return carryingMarks(claims);
     }
 
-    private List<ClaimResult> completeThenClaim(List<ClaimStore.ClaimRequest> claims) {
+    private List<ClaimResult> carryingMarks(List<ClaimRequest> claims) {
         List<Mark> batch = nextBatch(MAX_CARRIED);
         if (batch.isEmpty()) {
             return store.claimAll(claims); // taken meanwhile by the drain or another claim
         }
-        ClaimStore.Answers answers;
+        Answers answers;
         try {
             answers = store.completeThenClaim(requests(batch), claims);
         } catch (ClaimStoreException e) {
@@ -189,8 +192,8 @@ final class DoneWriter {
         written(batch, results);
     }
 
-    private static List<ClaimStore.CompleteRequest> requests(List<Mark> batch) {
-        List<ClaimStore.CompleteRequest> requests = new ArrayList<>(batch.size());
+    private static List<CompleteRequest> requests(List<Mark> batch) {
+        List<CompleteRequest> requests = new ArrayList<>(batch.size());
         for (Mark call : batch) {
             requests.add(call.request());
         }
@@ -207,5 +210,53 @@ final class DoneWriter {
         for (Mark call : batch) {
             call.notWritten(failure);
         }
+    }
+
+    // Straight to the store: they carry nothing (a holder's own calls, and batches of the caller's).
+
+    @Override
+    public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+        return store.complete(key, token, fingerprint, retention);
+    }
+
+    @Override
+    public HolderResult release(String key, String token) {
+        return store.release(key, token);
+    }
+
+    @Override
+    public HolderResult extend(String key, String token, Duration lease) {
+        return store.extend(key, token, lease);
+    }
+
+    @Override
+    public List<HolderResult> completeAll(List<CompleteRequest> requests) {
+        return store.completeAll(requests);
+    }
+
+    @Override
+    public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+        return store.completeThenClaim(completions, claims);
+    }
+
+    @Override
+    public boolean completesWithClaims() {
+        return withClaims;
+    }
+
+    @Override
+    public String name() {
+        return store.name();
+    }
+
+    @Override
+    public Optional<String> problem() {
+        return store.problem();
+    }
+
+    /** Closes the store; the marks still queued are the {@link #flush} of whoever stops the engine. */
+    @Override
+    public void close() {
+        store.close();
     }
 }

@@ -3,6 +3,7 @@ package dev.onceonly.engine;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.GuardListener;
@@ -209,7 +210,7 @@ final class Finaliser {
         }
 
         @Override
-        public ClaimStore.CompleteRequest request() {
+        public BatchClaimStore.CompleteRequest request() {
             return claim.completeRequest();
         }
 

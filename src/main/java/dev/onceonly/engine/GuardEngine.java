@@ -6,6 +6,7 @@ import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
@@ -44,14 +45,15 @@ import java.util.function.LongSupplier;
 public final class GuardEngine implements ClaimStoreControl {
 
 
+    /** The store itself: what a holder asks about its own claim carries nothing. */
     final ClaimStore store;
+    /** The store the guard claims through: the done marks queued meanwhile ride along ({@code DoneWriter}). */
+    final ClaimStore claims;
     private final TransactionRunner transactions;
     private final Ledger ledger;
     final GuardListener listener;
     private final KeyDeriver keys;
     final LeaseSweep leases;
-    /** Writes done markers after the acknowledgement, for consumers with the ledger on; carries them with claims. */
-    final DoneWriter doneWriter;
     /** Finishes claims after their transactions and reports the decisions. */
     final Finaliser finaliser;
     /** Claims the keys of the deliveries a connector hands over next, with this one's. */
@@ -62,7 +64,8 @@ public final class GuardEngine implements ClaimStoreControl {
     /**
      * An engine over one claim store.
      *
-     * @param store        the claim store
+     * @param store        the claim store; where it is a {@link BatchClaimStore}, claim-ahead and the
+     *                     done marks use its batches, else a loop over its primitives
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    runs the lease renewal sweep (from the first guarded message on, every sixth
@@ -80,7 +83,8 @@ public final class GuardEngine implements ClaimStoreControl {
      * An engine whose leases fall due on {@code nanoClock} instead of {@link System#nanoTime()}: for
      * a deterministic simulation, whose {@code scheduler} runs on the same virtual time.
      *
-     * @param store        the claim store
+     * @param store        the claim store; where it is a {@link BatchClaimStore}, claim-ahead and the
+     *                     done marks use its batches, else a loop over its primitives
      * @param transactions runs the ledger insert and the handler in a transaction
      * @param ledger       the ledger, or {@code null} when no consumer uses one
      * @param scheduler    as above; its delays must pass on {@code nanoClock}
@@ -94,7 +98,8 @@ public final class GuardEngine implements ClaimStoreControl {
         this.transactions = Objects.requireNonNull(transactions, "transactions");
         this.ledger = ledger;
         this.leases = new LeaseSweep(Objects.requireNonNull(scheduler, "scheduler"), Objects.requireNonNull(nanoClock, "nanoClock"));
-        this.doneWriter = new DoneWriter(store, scheduler);
+        DoneWriter doneWriter = new DoneWriter(BatchClaimStore.of(store), scheduler);
+        this.claims = doneWriter;
         this.listener = Objects.requireNonNull(listener, "listener");
         this.finaliser = new Finaliser(store, listener, doneWriter, scheduler, nanoClock);
         this.claimAhead = new ClaimAhead(keys, store, doneWriter, listener, leases);
@@ -199,8 +204,7 @@ public final class GuardEngine implements ClaimStoreControl {
             try {
                 GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim");
                 try {
-                    // The done marks queued meanwhile go in the same round trip (DoneWriter).
-                    claim = doneWriter.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+                    claim = claims.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
                 } finally {
                     phase.end();
                 }

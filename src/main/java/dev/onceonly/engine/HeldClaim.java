@@ -1,5 +1,6 @@
 package dev.onceonly.engine;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
@@ -156,8 +157,8 @@ final class HeldClaim implements LeaseSweep.Lease {
     }
 
     /** {@return the completion as a request, for a batch} */
-    ClaimStore.CompleteRequest completeRequest() {
-        return new ClaimStore.CompleteRequest(key.storeKey(), token, key.fingerprint(), settings.retention());
+    BatchClaimStore.CompleteRequest completeRequest() {
+        return new BatchClaimStore.CompleteRequest(key.storeKey(), token, key.fingerprint(), settings.retention());
     }
 
     long elapsedMillis() {

@@ -134,12 +134,6 @@ public final class InMemoryClaimStore implements ClaimStore {
         }
     }
 
-    /** In process: no round trip to share, so completions sent with claims add no wait. */
-    @Override
-    public boolean completesWithClaims() {
-        return true;
-    }
-
     @Override
     public String name() {
         return "memory";

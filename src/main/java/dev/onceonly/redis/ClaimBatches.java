@@ -1,9 +1,10 @@
 package dev.onceonly.redis;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore.Answers;
-import dev.onceonly.spi.ClaimStore.ClaimRequest;
-import dev.onceonly.spi.ClaimStore.CompleteRequest;
+import dev.onceonly.spi.BatchClaimStore.Answers;
+import dev.onceonly.spi.BatchClaimStore.ClaimRequest;
+import dev.onceonly.spi.BatchClaimStore.CompleteRequest;
 import dev.onceonly.spi.HolderResult;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
@@ -29,7 +30,7 @@ import java.util.function.UnaryOperator;
  *
  * <p>Contract: only for a connection that {@link RedisConnection#pipelinesBatches()}; the caller
  * sends batches as single calls elsewhere (a cluster, a client that is neither a
- * {@code RedisClient} nor a {@code RedisSentinelClient}). Answers as {@code ClaimStore}'s
+ * {@code RedisClient} nor a {@code RedisSentinelClient}). Answers as {@code BatchClaimStore}'s
  * {@code claimAll}, {@code completeAll} and {@code completeThenClaim}.
  */
 final class ClaimBatches {

@@ -1,7 +1,7 @@
 package dev.onceonly.redis;
 
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore.ClaimRequest;
+import dev.onceonly.spi.BatchClaimStore.ClaimRequest;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.LogId;

@@ -1,7 +1,7 @@
 package dev.onceonly.redis;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.LogId;
 import redis.clients.jedis.UnifiedJedis;
@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * {@link ClaimStore} on Redis through Jedis. Every primitive is ONE round trip on one key, so it works
+ * {@link BatchClaimStore} on Redis through Jedis. Every primitive is ONE round trip on one key, so it works
  * unchanged on standalone, Sentinel and Cluster: a claim is the native {@code SET key value NX PX
  * lease GET} (Redis 7.0 and later), the other primitives a Lua script called by SHA ({@code EVALSHA})
  * and loaded again on {@code NOSCRIPT} (after a restart or a fail-over). Where Redis refuses
@@ -34,7 +34,7 @@ import java.util.Optional;
  * with {@code ClaimScripts} (the values, commands and Lua scripts), {@code ReplicaWait} (the
  * replication window), {@code ClaimBatches} (the pipelines) and {@code RedisHealth} (readiness).
  */
-public final class RedisClaimStore implements ClaimStore {
+public final class RedisClaimStore implements BatchClaimStore {
 
     private final RedisConnection connection;
     private final ReplicaWait wait;
@@ -157,7 +157,7 @@ public final class RedisClaimStore implements ClaimStore {
     @Override
     public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
         // Each claim goes to its key's master and follows MOVED/ASK on its own: safe on any topology.
-        return connection.pipelinesBatches() ? batches.claimAll(requests) : ClaimStore.super.claimAll(requests);
+        return connection.pipelinesBatches() ? batches.claimAll(requests) : BatchClaimStore.looping(this).claimAll(requests);
     }
 
     /**
@@ -172,7 +172,7 @@ public final class RedisClaimStore implements ClaimStore {
     @Override
     public List<HolderResult> completeAll(List<CompleteRequest> requests) {
         // Each completion goes to its key's master with its own WAIT there, following MOVED/ASK.
-        return connection.pipelinesBatches() ? batches.completeAll(requests) : ClaimStore.super.completeAll(requests);
+        return connection.pipelinesBatches() ? batches.completeAll(requests) : BatchClaimStore.looping(this).completeAll(requests);
     }
 
     /**
@@ -184,8 +184,12 @@ public final class RedisClaimStore implements ClaimStore {
      */
     @Override
     public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
-        return batches.takesInOneRound(completions, claims) ? batches.completeThenClaim(completions, claims)
-                : ClaimStore.super.completeThenClaim(completions, claims);
+        if (batches.takesInOneRound(completions, claims)) {
+            return batches.completeThenClaim(completions, claims);
+        }
+        // This store's own batches, each pipelined where it can: two round trips, not one per key.
+        List<HolderResult> completed = completeAll(completions);
+        return new Answers(completed, claimAll(claims));
     }
 
     /** Pipelined batches, and no WAIT: WAIT after the completions would hold the claims' replies until the replicas answer. */

@@ -1,8 +1,6 @@
 package dev.onceonly.spi;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -26,11 +24,11 @@ import java.util.Optional;
  *   <li>Durations are positive; stores keep at least millisecond precision.</li>
  *   <li>A store that cannot answer (connection lost, timeout) throws {@link ClaimStoreException};
  *       it never guesses.</li>
- *   <li>{@link #claimAll} and {@link #completeAll} are {@link #claim} and {@link #complete} for
- *       several keys at once, for stores that can send them in one round trip, and
- *       {@link #completeThenClaim} is both in one call. They are atomic per key, never across
- *       keys.</li>
  * </ul>
+ *
+ * <p>A store that can send several keys in one round trip offers that through the optional batch
+ * interface of this package, which extends this one; every other store is batched by looping over
+ * these primitives.
  */
 public interface ClaimStore extends AutoCloseable {
 
@@ -80,110 +78,6 @@ public interface ClaimStore extends AutoCloseable {
      *         longer holds the key
      */
     HolderResult extend(String key, String token, Duration lease);
-
-    /**
-     * Claims several keys, each exactly as {@link #claim} would, in one round trip where the store
-     * can. Not atomic across keys: each key is decided on its own. A key requested more than once is
-     * decided in request order: its answers are those of as many {@link #claim} calls in a row.
-     *
-     * <p>When it throws, any of the keys may have been taken by its request's token. The caller
-     * releases them ({@link #release} with a token that does not hold the key changes nothing, so
-     * releasing all of them is safe) or lets their leases run out.
-     *
-     * @param requests the claims, each with its own token
-     * @return one answer per request, in the order of {@code requests}
-     * @throws ClaimStoreException when the store could not answer for every key
-     */
-    default List<ClaimResult> claimAll(List<ClaimRequest> requests) {
-        List<ClaimResult> results = new ArrayList<>(requests.size());
-        for (ClaimRequest r : requests) {
-            results.add(claim(r.key(), r.token(), r.fingerprint(), r.lease()));
-        }
-        return results;
-    }
-
-    /**
-     * Completes several keys, each exactly as {@link #complete} would, in one round trip where the
-     * store can. Not atomic across keys. A key requested more than once is decided in request order,
-     * as by {@link #complete} calls in a row (after one applied, the others answer {@link HolderResult#NOT_HOLDER}).
-     *
-     * <p>When it throws, any of the keys may have been marked done. A caller that retries one of
-     * them may then get {@link HolderResult#NOT_HOLDER} for a key that is done with its own
-     * fingerprint: {@link #claim} then answers {@link ClaimState#DONE} with that fingerprint.
-     *
-     * @param requests the completions, each with the token that holds its key
-     * @return one answer per request, in the order of {@code requests}
-     * @throws ClaimStoreException when the store could not answer for every key
-     */
-    default List<HolderResult> completeAll(List<CompleteRequest> requests) {
-        List<HolderResult> results = new ArrayList<>(requests.size());
-        for (CompleteRequest r : requests) {
-            results.add(complete(r.key(), r.token(), r.fingerprint(), r.retention()));
-        }
-        return results;
-    }
-
-    /**
-     * Completes {@code completions}, then claims {@code claims}: each as {@link #completeAll} and
-     * {@link #claimAll} would, all completions decided before any claim (a key both completed and
-     * claimed is claimed after its completion, and so found done). Not atomic across keys.
-     *
-     * <p>For a caller with completions queued when it needs a claim: a store that
-     * {@link #completesWithClaims} sends them in the claims' round trip. Every other store (and this
-     * default) does {@link #completeAll} and then {@link #claimAll}.
-     *
-     * <p>When it throws, any of the completions may have been applied and any of the claims taken,
-     * as after a failed {@link #completeAll} or {@link #claimAll} (see there).
-     *
-     * @param completions the completions, each with the token that holds its key; may be empty
-     * @param claims      the claims, each with its own token; may be empty
-     * @return one answer per request of each list, in the order of its list
-     * @throws ClaimStoreException when the store could not answer for every request
-     */
-    default Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
-        List<HolderResult> completed = completeAll(completions);
-        return new Answers(completed, claimAll(claims));
-    }
-
-    /**
-     * {@return whether {@link #completeThenClaim} costs no more wait than {@link #claimAll} of its
-     * claims alone (one round trip for both; no replica wait for the completions), so that a caller
-     * may send queued completions with the claims it has to wait for anyway; {@code false} by default}
-     */
-    default boolean completesWithClaims() {
-        return false;
-    }
-
-    /**
-     * The answers of {@link #completeThenClaim}.
-     *
-     * @param completions one per completion, in request order
-     * @param claims      one per claim, in request order
-     */
-    record Answers(List<HolderResult> completions, List<ClaimResult> claims) {
-    }
-
-    /**
-     * One claim of {@link #claimAll}: the arguments of {@link #claim}.
-     *
-     * @param key         the message key
-     * @param token       the caller's random holder token
-     * @param fingerprint stored with the key
-     * @param lease       how long the key stays in progress unless extended
-     */
-    record ClaimRequest(String key, String token, String fingerprint, Duration lease) {
-    }
-
-    /**
-     * One completion of {@link #completeAll}: the arguments of {@link #complete}.
-     *
-     * @param key         the message key
-     * @param token       the caller's holder token
-     * @param fingerprint stored with the done key
-     * @param retention   how long the done key is remembered
-     */
-    record CompleteRequest(String key, String token, String fingerprint, Duration retention) {
-    }
 
     /** {@return a short name for logs: {@code redis}, {@code memory}} */
     String name();

@@ -8,6 +8,7 @@ import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
@@ -286,7 +287,7 @@ class ClaimAheadTest {
     }
 
     /** The in-memory store, counting single claims and batches, failing the next batch (before or after applying it) on request. */
-    private static final class CountingStore implements ClaimStore {
+    private static final class CountingStore implements BatchClaimStore {
         final AtomicInteger claims = new AtomicInteger();
         final AtomicInteger batches = new AtomicInteger();
         final AtomicInteger extendsRefused = new AtomicInteger();
@@ -306,11 +307,27 @@ class ClaimAheadTest {
             if (failNextBatch.getAndSet(false)) {
                 throw new ClaimStoreException("counting", "claim", new IOException("connection reset"));
             }
-            List<ClaimResult> results = store.claimAll(requests);
+            List<ClaimResult> results = BatchClaimStore.looping(store).claimAll(requests);
             if (failAfterNextBatch.getAndSet(false)) {
                 throw new ClaimStoreException("counting", "claim", new IOException("reply lost"));
             }
             return results;
+        }
+
+        @Override
+        public List<HolderResult> completeAll(List<CompleteRequest> requests) {
+            return BatchClaimStore.looping(this).completeAll(requests);
+        }
+
+        @Override
+        public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+            List<HolderResult> completed = completeAll(completions);
+            return new Answers(completed, claimAll(claims));
+        }
+
+        @Override
+        public boolean completesWithClaims() {
+            return false;
         }
 
         @Override

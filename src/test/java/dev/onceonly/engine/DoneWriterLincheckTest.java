@@ -1,8 +1,8 @@
 package dev.onceonly.engine;
 
 import dev.onceonly.api.KeyStrategy;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.DrainedScheduler;
@@ -75,13 +75,13 @@ public class DoneWriterLincheckTest {
     /** A consumer's thread claims a message: the claim carries what is queued. */
     @Operation
     public void claim() {
-        engine.doneWriter.claim("oo:orders:other", "token", "fingerprint", Duration.ofSeconds(30));
+        engine.claims.claim("oo:orders:other", "token", "fingerprint", Duration.ofSeconds(30));
     }
 
     /** Shutdown writes what is queued on its own thread. */
     @Operation
     public void flush() {
-        engine.doneWriter.flush();
+        ((DoneWriter) engine.claims).flush(); // the engine claims through the done-mark queue
     }
 
     /** The executor's thread: runs the drains scheduled so far. */
@@ -108,7 +108,7 @@ public class DoneWriterLincheckTest {
     }
 
     /** A store that counts completions per key and answers every claim and completion as applied. */
-    private static final class CountingStore implements ClaimStore {
+    private static final class CountingStore implements BatchClaimStore {
         private final Map<String, AtomicInteger> completions = new ConcurrentHashMap<>();
 
         int completions(String key) {
@@ -141,6 +141,21 @@ public class DoneWriterLincheckTest {
         @Override
         public boolean completesWithClaims() {
             return true;
+        }
+
+        @Override
+        public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
+            return BatchClaimStore.looping(this).claimAll(requests);
+        }
+
+        @Override
+        public List<HolderResult> completeAll(List<CompleteRequest> requests) {
+            return BatchClaimStore.looping(this).completeAll(requests);
+        }
+
+        @Override
+        public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+            return BatchClaimStore.looping(this).completeThenClaim(completions, claims);
         }
 
         @Override

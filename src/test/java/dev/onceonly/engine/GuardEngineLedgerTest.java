@@ -15,6 +15,7 @@ import dev.onceonly.jta.JtaTransactionRunner;
 import dev.onceonly.ledger.jpa.ProcessedMessage;
 import dev.onceonly.memory.InMemoryClaimStore;
 import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.Dispatch;
@@ -891,7 +892,7 @@ class GuardEngineLedgerTest {
      * {@link #failNext} is set. When it {@link #carries} completions with claims, each
      * {@link #completeThenClaim} is recorded as "completions+claims" and refused as a batch is.
      */
-    private static final class HeldCompletions implements ClaimStore {
+    private static final class HeldCompletions implements BatchClaimStore {
         final CountDownLatch gate = new CountDownLatch(1);
         final CountDownLatch firstBatchStarted = new CountDownLatch(1);
         final AtomicBoolean failNext = new AtomicBoolean();
@@ -922,7 +923,7 @@ class GuardEngineLedgerTest {
             if (failNext.getAndSet(false)) {
                 throw new ClaimStoreException("held", "complete", new IOException("connection reset"));
             }
-            return store.completeAll(requests);
+            return BatchClaimStore.looping(store).completeAll(requests);
         }
 
         @Override
@@ -936,7 +937,12 @@ class GuardEngineLedgerTest {
             if (failNext.getAndSet(false)) {
                 throw new ClaimStoreException("held", "claim", new IOException("connection reset"));
             }
-            return store.completeThenClaim(completions, claims);
+            return BatchClaimStore.looping(store).completeThenClaim(completions, claims);
+        }
+
+        @Override
+        public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
+            return BatchClaimStore.looping(this).claimAll(requests);
         }
 
         @Override

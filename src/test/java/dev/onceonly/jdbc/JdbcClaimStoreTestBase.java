@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * per database.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class JdbcClaimStoreTestBase extends ClaimStoreContract {
+abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore> {
 
     private final MutableClock clock = new MutableClock();
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
@@ -56,7 +56,7 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract {
     }
 
     @Override
-    protected ClaimStore newStore() {
+    protected JdbcClaimStore newStore() {
         return new JdbcClaimStore(pool, clock, scheduler, Duration.ofHours(1));
     }
 

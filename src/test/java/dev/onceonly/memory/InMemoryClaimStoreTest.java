@@ -4,22 +4,22 @@ import dev.onceonly.contract.ClaimStoreContract;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.testing.LogCapture;
+import dev.onceonly.testing.MemoryTtl;
 import dev.onceonly.testing.MutableClock;
 import org.junit.jupiter.api.Test;
 
-import java.lang.reflect.Field;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The store contract on the in-memory store, with a clock the test moves (no sleeping). */
-class InMemoryClaimStoreTest extends ClaimStoreContract {
+class InMemoryClaimStoreTest extends ClaimStoreContract<InMemoryClaimStore> {
 
     private final MutableClock clock = new MutableClock();
 
     @Override
-    protected ClaimStore newStore() {
+    protected InMemoryClaimStore newStore() {
         return new InMemoryClaimStore(100_000, clock);
     }
 
@@ -30,16 +30,7 @@ class InMemoryClaimStoreTest extends ClaimStoreContract {
 
     @Override
     protected long pttl(String key) {
-        try {
-            Field cacheField = InMemoryClaimStore.class.getDeclaredField("cache");
-            cacheField.setAccessible(true);
-            @SuppressWarnings("unchecked")
-            var cache = (com.github.benmanes.caffeine.cache.Cache<String, Object>) cacheField.get(store);
-            return cache.policy().expireVariably().orElseThrow()
-                    .getExpiresAfter(key).map(Duration::toMillis).orElse(-2L);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError(e);
-        }
+        return MemoryTtl.pttl(store, key);
     }
 
     @Override

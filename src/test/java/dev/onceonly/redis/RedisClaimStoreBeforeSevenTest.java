@@ -1,7 +1,7 @@
 package dev.onceonly.redis;
 
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.RespProxy;
 import dev.onceonly.testing.TestRedis;
@@ -37,7 +37,7 @@ class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
     }
 
     @Override
-    protected ClaimStore newStore() {
+    protected RedisClaimStore newStore() {
         return new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", beforeSeven.port())));
     }
 
@@ -62,18 +62,18 @@ class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
     void aBatchIsRefusedNativelyOnceAndThenClaimedByTheScript() {
         int refusedBefore = beforeSeven.refused();
         try (LogCapture log = new LogCapture()) {
-            List<ClaimStore.ClaimRequest> first = List.of(
-                    new ClaimStore.ClaimRequest(prefix + "b1", "t1", "fp1", LEASE),
-                    new ClaimStore.ClaimRequest(prefix + "b2", "t2", "fp2", LEASE),
-                    new ClaimStore.ClaimRequest(prefix + "b1", "t3", "fp3", LEASE),
-                    new ClaimStore.ClaimRequest(prefix + "b3", "t4", "fp4", LEASE));
+            List<BatchClaimStore.ClaimRequest> first = List.of(
+                    new BatchClaimStore.ClaimRequest(prefix + "b1", "t1", "fp1", LEASE),
+                    new BatchClaimStore.ClaimRequest(prefix + "b2", "t2", "fp2", LEASE),
+                    new BatchClaimStore.ClaimRequest(prefix + "b1", "t3", "fp3", LEASE),
+                    new BatchClaimStore.ClaimRequest(prefix + "b3", "t4", "fp4", LEASE));
             assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.ACQUIRED, ClaimResult.inProgress("fp1"), ClaimResult.ACQUIRED),
                     store.claimAll(first));
             assertEquals(2, beforeSeven.refused() - refusedBefore,
                     "the first round's two claims, then none: the repeated key's round goes by script");
             assertEquals(List.of(ClaimResult.inProgress("fp2"), ClaimResult.ACQUIRED), store.claimAll(List.of(
-                    new ClaimStore.ClaimRequest(prefix + "b2", "t5", "fp5", LEASE),
-                    new ClaimStore.ClaimRequest(prefix + "b4", "t6", "fp6", LEASE))));
+                    new BatchClaimStore.ClaimRequest(prefix + "b2", "t5", "fp5", LEASE),
+                    new BatchClaimStore.ClaimRequest(prefix + "b4", "t6", "fp6", LEASE))));
             assertEquals(2, beforeSeven.refused() - refusedBefore, "later batches by script at once");
             assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0110I")).count(), log.lines().toString());
         }

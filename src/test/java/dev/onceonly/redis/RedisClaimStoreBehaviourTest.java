@@ -1,9 +1,9 @@
 package dev.onceonly.redis;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
-import dev.onceonly.spi.ClaimStore.ClaimRequest;
-import dev.onceonly.spi.ClaimStore.CompleteRequest;
+import dev.onceonly.spi.BatchClaimStore.ClaimRequest;
+import dev.onceonly.spi.BatchClaimStore.CompleteRequest;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.PrivateRedis;
@@ -341,7 +341,7 @@ class RedisClaimStoreBehaviourTest {
 
             int before = wire.commands();
             int roundTrips = wire.roundTrips();
-            ClaimStore.Answers answers = plain.completeThenClaim(
+            BatchClaimStore.Answers answers = plain.completeThenClaim(
                     List.of(new CompleteRequest("a", "t1", "fp1", Duration.ofSeconds(60)),
                             new CompleteRequest("b", "intruder", "fp2", Duration.ofSeconds(60))),
                     List.of(new ClaimRequest("c", "t3", "fp3", Duration.ofSeconds(30)),
@@ -397,7 +397,7 @@ class RedisClaimStoreBehaviourTest {
 
             scriptStore.claim("c", "t4", "fp4", Duration.ofSeconds(30));
             ownAdmin.scriptFlush();
-            ClaimStore.Answers answers = scriptStore.completeThenClaim(
+            BatchClaimStore.Answers answers = scriptStore.completeThenClaim(
                     List.of(new CompleteRequest("c", "t4", "fp4", Duration.ofSeconds(60))),
                     List.of(new ClaimRequest("d", "t5", "fp5", Duration.ofSeconds(30)),
                             new ClaimRequest("taken", "t5", "fp5", Duration.ofSeconds(30))));
@@ -447,7 +447,7 @@ class RedisClaimStoreBehaviourTest {
 
                 store.claim("c", "t3", "fp3", Duration.ofSeconds(30));
                 proxy.dropNextReply();
-                ClaimStore.Answers answers = store.completeThenClaim(
+                BatchClaimStore.Answers answers = store.completeThenClaim(
                         List.of(new CompleteRequest("c", "t3", "fp3", Duration.ofHours(1))),
                         List.of(new ClaimRequest("d", "t4", "fp4", Duration.ofSeconds(30)),
                                 new ClaimRequest("other", "t4", "fp4", Duration.ofSeconds(30))));

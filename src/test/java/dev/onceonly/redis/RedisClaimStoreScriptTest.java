@@ -1,6 +1,5 @@
 package dev.onceonly.redis;
 
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.testing.TestRedis;
 
 /**
@@ -10,7 +9,7 @@ import dev.onceonly.testing.TestRedis;
 class RedisClaimStoreScriptTest extends RedisClaimStoreTest {
 
     @Override
-    protected ClaimStore newStore() {
+    protected RedisClaimStore newStore() {
         return new RedisClaimStore(TestRedis.client(), RedisSettings.NativeClaim.OFF);
     }
 }

@@ -1,15 +1,17 @@
 package dev.onceonly.redis;
 
-import dev.onceonly.contract.ClaimStoreContract;
-import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.contract.BatchClaimStoreContract;
 import dev.onceonly.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 import java.time.Duration;
 
-/** The store contract on the real Redis of this machine. Fails (never skips) when Redis is down. */
-class RedisClaimStoreTest extends ClaimStoreContract {
+/**
+ * The store contract, batches included (pipelined), on the real Redis of this machine. Fails (never
+ * skips) when Redis is down.
+ */
+class RedisClaimStoreTest extends BatchClaimStoreContract<RedisClaimStore> {
 
     private static redis.clients.jedis.RedisClient admin;
 
@@ -25,7 +27,7 @@ class RedisClaimStoreTest extends ClaimStoreContract {
     }
 
     @Override
-    protected ClaimStore newStore() {
+    protected RedisClaimStore newStore() {
         return new RedisClaimStore(TestRedis.client());
     }
 

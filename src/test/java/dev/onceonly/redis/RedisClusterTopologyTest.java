@@ -1,7 +1,7 @@
 package dev.onceonly.redis;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Eventually;
@@ -199,11 +199,11 @@ class RedisClusterTopologyTest {
                 perMaster.merge(owner, 1, Integer::sum);
             }
             // A batch over all three masters is the per-key calls there: each key done on its owner.
-            List<ClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
-            List<ClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
+            List<BatchClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
+            List<BatchClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
             for (int i = 0; i < 60; i++) {
-                claims.add(new ClaimStore.ClaimRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.LEASE));
-                completions.add(new ClaimStore.CompleteRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.RETENTION));
+                claims.add(new BatchClaimStore.ClaimRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.LEASE));
+                completions.add(new BatchClaimStore.CompleteRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.RETENTION));
             }
             assertEquals(java.util.Collections.nCopies(60, ClaimResult.ACQUIRED), store.claimAll(claims));
             assertEquals(java.util.Collections.nCopies(60, HolderResult.APPLIED), store.completeAll(completions));

@@ -1,7 +1,7 @@
 package dev.onceonly.redis;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Eventually;
 import dev.onceonly.testing.LogCapture;
@@ -138,12 +138,12 @@ class RedisSentinelFailoverTest {
             ReplicaWait.Completion ok = store.completeReplicated(first, "t", "fp", ClaimLoad.RETENTION);
             assertEquals(new ReplicaWait.Completion(HolderResult.APPLIED, 1, true), ok);
             // A batch through the Sentinel client: pipelined to the master, its one WAIT confirms every key.
-            List<ClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
-            List<ClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
+            List<BatchClaimStore.ClaimRequest> claims = new java.util.ArrayList<>();
+            List<BatchClaimStore.CompleteRequest> completions = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 String key = "oo:wait:" + UUID.randomUUID();
-                claims.add(new ClaimStore.ClaimRequest(key, "t", "fp", ClaimLoad.LEASE));
-                completions.add(new ClaimStore.CompleteRequest(key, "t", "fp", ClaimLoad.RETENTION));
+                claims.add(new BatchClaimStore.ClaimRequest(key, "t", "fp", ClaimLoad.LEASE));
+                completions.add(new BatchClaimStore.CompleteRequest(key, "t", "fp", ClaimLoad.RETENTION));
             }
             assertEquals(java.util.Collections.nCopies(8, ClaimResult.ACQUIRED), store.claimAll(claims));
             assertEquals(java.util.Collections.nCopies(8, HolderResult.APPLIED), store.completeAll(completions));
@@ -164,13 +164,13 @@ class RedisSentinelFailoverTest {
                 // A batch through the Sentinel client: each applied completion is counted unconfirmed, no other.
                 String third = "oo:wait:" + UUID.randomUUID();
                 String fourth = "oo:wait:" + UUID.randomUUID();
-                store.claimAll(List.of(new ClaimStore.ClaimRequest(third, "t", "fp", ClaimLoad.LEASE),
-                        new ClaimStore.ClaimRequest(fourth, "t", "fp", ClaimLoad.LEASE)));
+                store.claimAll(List.of(new BatchClaimStore.ClaimRequest(third, "t", "fp", ClaimLoad.LEASE),
+                        new BatchClaimStore.ClaimRequest(fourth, "t", "fp", ClaimLoad.LEASE)));
                 long batchStart = System.nanoTime();
                 assertEquals(List.of(HolderResult.APPLIED, HolderResult.APPLIED, HolderResult.NOT_HOLDER), store.completeAll(List.of(
-                        new ClaimStore.CompleteRequest(third, "t", "fp", ClaimLoad.RETENTION),
-                        new ClaimStore.CompleteRequest(fourth, "t", "fp", ClaimLoad.RETENTION),
-                        new ClaimStore.CompleteRequest(first, "t", "fp", ClaimLoad.RETENTION))));
+                        new BatchClaimStore.CompleteRequest(third, "t", "fp", ClaimLoad.RETENTION),
+                        new BatchClaimStore.CompleteRequest(fourth, "t", "fp", ClaimLoad.RETENTION),
+                        new BatchClaimStore.CompleteRequest(first, "t", "fp", ClaimLoad.RETENTION))));
                 long batchMillis = (System.nanoTime() - batchStart) / 1_000_000;
                 assertTrue(batchMillis >= 140 && batchMillis < 1000, "waited about wait-timeout: " + batchMillis + " ms");
                 assertEquals(3, store.unconfirmedCompletions());

@@ -173,12 +173,6 @@ final class RedisLikeStore implements ClaimStore {
         return (HolderResult) write(new Write(loop.now(), Op.EXTEND, key, token, "", lease));
     }
 
-    /** As Redis does (pipelined, without {@code WAIT}). */
-    @Override
-    public boolean completesWithClaims() {
-        return true;
-    }
-
     @Override
     public String name() {
         return "redis-like";

@@ -1,5 +1,6 @@
 package dev.onceonly.simulation;
 
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
@@ -21,9 +22,10 @@ import java.util.function.Supplier;
  * network: every call takes a round trip (the world moves meanwhile), and may time out before the
  * store saw it or after it acted (a lost reply), or wait for a store frozen longer than a lease.
  * Wraps any {@link ClaimStore}; the simulation uses the real {@code InMemoryClaimStore} on the
- * virtual clock, whose contract {@code ClaimStoreContract} checks like Redis's.
+ * virtual clock, whose contract {@code ClaimStoreContract} checks like Redis's. A batch is one round
+ * trip, as Redis pipelines it, over the wrapped store's batches ({@link BatchClaimStore#of}).
  */
-final class SimStore implements ClaimStore {
+final class SimStore implements BatchClaimStore {
 
     /** Chances per call: a timeout before the store acted, a reply lost after, a freeze of {@code freeze}. */
     record Faults(double failBefore, double lostReply, double freeze, Duration freezeFor) {
@@ -199,7 +201,7 @@ final class SimStore implements ClaimStore {
     @Override
     public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
         requests.forEach(r -> keysSeen.add(r.key()));
-        return call("claimAll", requests.stream().map(ClaimRequest::key).toList(), List.of(), () -> shared.get().claimAll(requests));
+        return call("claimAll", requests.stream().map(ClaimRequest::key).toList(), List.of(), () -> BatchClaimStore.of(shared.get()).claimAll(requests));
     }
 
     @Override
@@ -207,7 +209,7 @@ final class SimStore implements ClaimStore {
         List<String> keys = requests.stream().map(CompleteRequest::key).toList();
         return call("completeAll", keys, keys, () -> {
             requests.forEach(r -> marking(r.key(), r.token()));
-            return shared.get().completeAll(requests);
+            return BatchClaimStore.of(shared.get()).completeAll(requests);
         });
     }
 
@@ -217,14 +219,14 @@ final class SimStore implements ClaimStore {
         List<String> marks = completions.stream().map(CompleteRequest::key).toList();
         return call("completeThenClaim", java.util.stream.Stream.concat(marks.stream(), claims.stream().map(ClaimRequest::key)).toList(), marks, () -> {
             completions.forEach(r -> marking(r.key(), r.token()));
-            return shared.get().completeThenClaim(completions, claims);
+            return BatchClaimStore.of(shared.get()).completeThenClaim(completions, claims);
         });
     }
 
-    /** As the wrapped store: the database's does not, so the engine's un-batched path runs there. */
+    /** As the wrapped store's batches: the database's do not, so the engine's un-batched path runs there. */
     @Override
     public boolean completesWithClaims() {
-        return shared.get().completesWithClaims();
+        return BatchClaimStore.of(shared.get()).completesWithClaims();
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.onceonly.simulation;
 import dev.onceonly.jdbc.JdbcClaimStore;
 import dev.onceonly.ledger.jpa.LedgerSchema;
 import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import org.h2.jdbcx.JdbcConnectionPool;
 
@@ -19,6 +20,8 @@ import java.util.function.Predicate;
  * clock: the real {@link InMemoryClaimStore}; the real {@link JdbcClaimStore} on an H2 database in
  * memory of the run's own, its purge on the loop; or a {@link RedisLikeStore}. Instances reach it
  * through {@link SimStore}, which adds the network's faults; {@link #close} drops the run's database.
+ * The memory store and the Redis-like one let done marks ride with claims, as the memory store
+ * (in process) and Redis (pipelined, without {@code WAIT}) do for users; the database store does not.
  */
 final class StoreBackend implements AutoCloseable {
 
@@ -27,11 +30,14 @@ final class StoreBackend implements AutoCloseable {
     private static final Duration PURGE_INTERVAL = Duration.ofSeconds(1);
 
     final ClaimStore store;
+    /** The Redis-like store, for its own faults; {@code null} in the other modes. */
+    private final RedisLikeStore redisLike;
     /** The database's connections, for the database store: disposing of them drops the database. */
     private final JdbcConnectionPool pool;
 
-    private StoreBackend(ClaimStore store, JdbcConnectionPool pool) {
+    private StoreBackend(ClaimStore store, RedisLikeStore redisLike, JdbcConnectionPool pool) {
         this.store = store;
+        this.redisLike = redisLike;
         this.pool = pool;
     }
 
@@ -44,8 +50,11 @@ final class StoreBackend implements AutoCloseable {
                              Predicate<String> confirmed) {
         Clock clock = World.clock(loop::now);
         return switch (mode.store()) {
-            case MEMORY -> new StoreBackend(new InMemoryClaimStore(100_000, clock), null);
-            case REDIS_LIKE -> new StoreBackend(new RedisLikeStore(loop, mode.redisFaults(), window, confirmed), null);
+            case MEMORY -> new StoreBackend(BatchClaimStore.inProcess(new InMemoryClaimStore(100_000, clock)), null, null);
+            case REDIS_LIKE -> {
+                RedisLikeStore redis = new RedisLikeStore(loop, mode.redisFaults(), window, confirmed);
+                yield new StoreBackend(BatchClaimStore.inProcess(redis), redis, null);
+            }
             case DATABASE -> {
                 JdbcConnectionPool pool = JdbcConnectionPool.create("jdbc:h2:mem:sim" + DATABASES.incrementAndGet(), "sa", "");
                 try {
@@ -54,15 +63,15 @@ final class StoreBackend implements AutoCloseable {
                     pool.dispose();
                     throw new IllegalStateException("the run's database could not be created", e);
                 }
-                yield new StoreBackend(new JdbcClaimStore(pool, clock, new SimExecutor(loop, owner), PURGE_INTERVAL), pool);
+                yield new StoreBackend(new JdbcClaimStore(pool, clock, new SimExecutor(loop, owner), PURGE_INTERVAL), null, pool);
             }
         };
     }
 
     /** A tick while faults are on: the faults of the store itself, beside the network's ({@link SimStore}). */
     void tick() {
-        if (store instanceof RedisLikeStore redis) {
-            redis.tick();
+        if (redisLike != null) {
+            redisLike.tick();
         }
     }
 
