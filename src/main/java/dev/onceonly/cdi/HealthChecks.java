@@ -12,7 +12,7 @@ import org.eclipse.microprofile.health.Readiness;
 import java.util.Optional;
 
 /**
- * MicroProfile Health checks, added as beans by {@link OnceOnlyExtension} only when the MicroProfile
+ * MicroProfile Health checks, added as beans by the extension only when the MicroProfile
  * Health API is deployed. Not a bean class itself: a bean class naming {@link HealthCheck} in its
  * signatures made Liberty's injection engine fail on it (CWNEN0049W) in applications without the
  * feature, even when the bean was vetoed.

@@ -24,7 +24,7 @@ import java.time.Clock;
 import java.util.Optional;
 
 /**
- * The JTA transaction runner and the JPA ledger, for {@link OnceOnlyRuntime}. Nothing here touches
+ * The JTA transaction runner and the JPA ledger, for the guard's composition root. Nothing here touches
  * the database until the runtime asks for the ledger, which it does only when a consumer has
  * {@code ledger=true}.
  */
@@ -93,7 +93,7 @@ public class LedgerBeans {
         return ledger;
     }
 
-    /** Closes the sessions: called by {@link OnceOnlyRuntime} once no guarded call runs and the outbox relay stopped. */
+    /** Closes the sessions: called by the composition root once no guarded call runs and the outbox relay stopped. */
     synchronized void closeSessions() {
         if (sessions != null) {
             sessions.close();
