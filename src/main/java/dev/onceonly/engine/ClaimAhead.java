@@ -4,7 +4,6 @@ import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
@@ -22,18 +21,15 @@ import java.util.List;
 final class ClaimAhead {
 
     private final KeyDeriver keys;
-    private final ClaimStore store;
     /** Sends the claims in one call (the done marks queued meanwhile may ride along). */
     private final BatchClaimStore claims;
-    private final GuardListener listener;
-    private final LeaseSweep leases;
+    /** What the claims taken ahead work with while their deliveries wait. */
+    private final HolderContext holders;
 
-    ClaimAhead(KeyDeriver keys, ClaimStore store, BatchClaimStore claims, GuardListener listener, LeaseSweep leases) {
+    ClaimAhead(KeyDeriver keys, BatchClaimStore claims, HolderContext holders) {
         this.keys = keys;
-        this.store = store;
         this.claims = claims;
-        this.listener = listener;
-        this.leases = leases;
+        this.holders = holders;
     }
 
     /**
@@ -99,12 +95,12 @@ final class ClaimAhead {
             return;
         }
         List<ClaimResult> results;
-        GuardListener.Phase phase = listener.startPhase(settings.consumer(), "claim-ahead");
-        long sentAt = leases.now(); // the leases the store grants run from later than this
+        GuardListener.Phase phase = holders.listener().startPhase(settings.consumer(), "claim-ahead");
+        long sentAt = holders.leases().now(); // the leases the store grants run from later than this
         try {
             results = claims.claimAll(requests);
         } catch (ClaimStoreException e) {
-            listener.onStoreError(settings.consumer(), "claim");
+            holders.listener().onStoreError(settings.consumer(), "claim");
             releaseQuietly(requests);
             return;
         } finally {
@@ -115,7 +111,7 @@ final class ClaimAhead {
             if (result.state() == ClaimState.IN_PROGRESS) {
                 continue;
             }
-            ClaimedAhead claim = new ClaimedAhead(store, listener, leases, settings, messageKeys.get(i), requests.get(i).token(), result, sentAt);
+            ClaimedAhead claim = new ClaimedAhead(holders, settings, messageKeys.get(i), requests.get(i).token(), result, sentAt);
             if (!targets.get(i).hold(claim)) {
                 claim.abandon(); // a slot that keeps no claim would leave it held until its lease ends
             }
@@ -126,7 +122,7 @@ final class ClaimAhead {
     private void releaseQuietly(List<BatchClaimStore.ClaimRequest> requests) {
         try {
             for (BatchClaimStore.ClaimRequest r : requests) {
-                store.release(r.key(), r.token());
+                holders.store().release(r.key(), r.token());
             }
         } catch (ClaimStoreException e) {
             // Still failing: what it took runs out with its lease.

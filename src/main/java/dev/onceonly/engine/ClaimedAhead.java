@@ -3,9 +3,7 @@ package dev.onceonly.engine;
 import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
-import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.LogId;
 
@@ -19,9 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
 
-    private final ClaimStore store;
-    private final GuardListener listener;
-    private final LeaseSweep leases;
+    private final HolderContext context;
     private final ConsumerSettings settings;
     final MessageKey key;
     final String token;
@@ -41,19 +37,17 @@ final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
     /**
      * @param sentAt when the claim's request was sent ({@link LeaseSweep#now()})
      */
-    ClaimedAhead(ClaimStore store, GuardListener listener, LeaseSweep leases, ConsumerSettings settings, MessageKey key,
-                 String token, ClaimResult result, long sentAt) {
-        this.store = store;
-        this.listener = listener;
-        this.leases = leases;
+    ClaimedAhead(HolderContext context, ConsumerSettings settings, MessageKey key, String token, ClaimResult result,
+                 long sentAt) {
+        this.context = context;
         this.settings = settings;
         this.key = key;
         this.token = token;
         this.result = result;
         this.confirmedAtNanos = sentAt;
         if (result.state() == ClaimState.ACQUIRED) {
-            renewAtNanos = leases.now() + settings.lease().toNanos() / 3;
-            leases.hold(this, settings.lease());
+            renewAtNanos = context.leases().now() + settings.lease().toNanos() / 3;
+            context.leases().hold(this, settings.lease());
         }
     }
 
@@ -69,7 +63,7 @@ final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
         if (!over.compareAndSet(false, true)) {
             return false;
         }
-        leases.drop(this);
+        context.leases().drop(this);
         if (s.consumer().equals(settings.consumer()) && k.storeKey().equals(key.storeKey()) && !lost && !lapsed()) {
             return true;
         }
@@ -79,13 +73,13 @@ final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
 
     private boolean lapsed() {
         return result.state() == ClaimState.ACQUIRED
-                && leases.now() - confirmedAtNanos >= settings.lease().toNanos();
+                && context.leases().now() - confirmedAtNanos >= settings.lease().toNanos();
     }
 
     @Override
     public void abandon() {
         if (over.compareAndSet(false, true)) {
-            leases.drop(this);
+            context.leases().drop(this);
             release();
         }
     }
@@ -95,11 +89,11 @@ final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
             return;
         }
         try {
-            store.release(key.storeKey(), token);
+            context.store().release(key.storeKey(), token);
         } catch (RuntimeException e) {
             // The store failed, or was closed at shutdown before the connector gave its deliveries
             // back: the claim runs out with its lease, and a redelivery is BUSY until then.
-            listener.onStoreError(settings.consumer(), "release");
+            context.listener().onStoreError(settings.consumer(), "release");
         }
     }
 
@@ -111,15 +105,15 @@ final class ClaimedAhead implements ClaimAheadSlot.Claim, LeaseSweep.Lease {
     @Override
     public void renew(long now) {
         try {
-            if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+            if (context.store().extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
                 confirmedAtNanos = now;
                 renewAtNanos = now + settings.lease().toNanos() / 3;
-            } else if (leases.drop(this)) {
+            } else if (context.leases().drop(this)) {
                 lost = true; // not ours any more: the guard claims again in the message's turn
             }
         } catch (ClaimStoreException e) {
-            listener.onStoreError(settings.consumer(), "extend");
-            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), leases.periodMillis());
+            context.listener().onStoreError(settings.consumer(), "extend");
+            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), context.leases().periodMillis());
         }
     }
 

@@ -56,6 +56,10 @@ public final class GuardEngine implements ClaimStoreControl {
     final LeaseSweep leases;
     /** Finishes claims after their transactions and reports the decisions. */
     final Finaliser finaliser;
+    /** What each claim held works with. */
+    final HolderContext holders;
+    /** What each guarded call works with. */
+    private final CallContext calls;
     /** Claims the keys of the deliveries a connector hands over next, with this one's. */
     private final ClaimAhead claimAhead;
     /** Read by every message: new messages skip the store while set (see {@link ClaimStoreControl}). */
@@ -102,8 +106,10 @@ public final class GuardEngine implements ClaimStoreControl {
         this.claims = doneWriter;
         this.listener = Objects.requireNonNull(listener, "listener");
         this.finaliser = new Finaliser(store, listener, doneWriter, scheduler, nanoClock);
-        this.claimAhead = new ClaimAhead(keys, store, doneWriter, listener, leases);
+        this.holders = new HolderContext(store, listener, leases);
+        this.calls = new CallContext(finaliser, ledger, listener);
         this.keys = Objects.requireNonNull(keys, "keys");
+        this.claimAhead = new ClaimAhead(this.keys, doneWriter, holders);
     }
 
     /**
@@ -236,12 +242,12 @@ public final class GuardEngine implements ClaimStoreControl {
             }
         }
 
-        HeldClaim held = claim == null ? null : new HeldClaim(store, listener, leases, settings, key, token, start);
+        HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, start);
         finaliser.started();
         if (held != null) {
             held.hold();
         }
-        GuardedCall<T> call = new GuardedCall<>(finaliser, ledger, listener, settings, key, held, System.nanoTime() - start, handler);
+        GuardedCall<T> call = new GuardedCall<>(calls, settings, key, held, System.nanoTime() - start, handler);
         T result = null;
         Exception thrown = null;
         try {

@@ -5,7 +5,6 @@ import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.spi.GuardListener;
-import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.support.CurrentKey;
@@ -19,9 +18,7 @@ import dev.onceonly.support.LogId;
  */
 final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunner.Completion {
 
-    private final Finaliser finaliser;
-    private final Ledger ledger;
-    private final GuardListener listener;
+    private final CallContext context;
     private final ConsumerSettings settings;
     private final MessageKey key;
     /** {@code null} when running unclaimed under LEDGER_ONLY. */
@@ -45,11 +42,9 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     /** The final decision, once {@link #completed} made it; {@code null} before. */
     private volatile GuardEvent decided;
 
-    GuardedCall(Finaliser finaliser, Ledger ledger, GuardListener listener, ConsumerSettings settings, MessageKey key,
-                HeldClaim claim, long guardNanos, TransactionRunner.Work<T> handler) {
-        this.finaliser = finaliser;
-        this.ledger = ledger;
-        this.listener = listener;
+    GuardedCall(CallContext context, ConsumerSettings settings, MessageKey key, HeldClaim claim, long guardNanos,
+                TransactionRunner.Work<T> handler) {
+        this.context = context;
         this.settings = settings;
         this.key = key;
         this.claim = claim;
@@ -62,15 +57,15 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     public T call() throws Exception {
         if (settings.ledger()) {
             long l0 = System.nanoTime();
-            GuardListener.Phase phase = listener.startPhase(settings.consumer(), "ledger");
+            GuardListener.Phase phase = context.listener().startPhase(settings.consumer(), "ledger");
             LedgerDecision decision;
             try {
-                decision = ledger.insert(key.storeKey(), settings.consumer(), key.comparedHashHex());
+                decision = context.ledger().insert(key.storeKey(), settings.consumer(), key.comparedHashHex());
             } finally {
                 phase.end();
             }
             guardNanos += System.nanoTime() - l0;
-            listener.onLedgerDecision(settings.consumer(), decision);
+            context.listener().onLedgerDecision(settings.consumer(), decision);
             if (decision != LedgerDecision.INSERTED) {
                 ledgerRefused = decision;
                 // Leaves the transaction by exception so that it rolls back; its meaning stays here.
@@ -110,7 +105,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
     public void completed(boolean committed) {
         completed = true;
         long f0 = System.nanoTime();
-        GuardListener.Phase phase = listener.startPhase(settings.consumer(), "finalise");
+        GuardListener.Phase phase = context.listener().startPhase(settings.consumer(), "finalise");
         if (claim != null) {
             claim.letGo();
         }
@@ -172,7 +167,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         }
         phase.end();
         guardNanos += System.nanoTime() - f0;
-        decided = finaliser.report(settings, outcome, layer, key.digest(), reason, retryable, guardNanos);
+        decided = context.finaliser().report(settings, outcome, layer, key.digest(), reason, retryable, guardNanos);
     }
 
     /** How a completed call's claim ends. */
@@ -180,14 +175,14 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
 
     private void finish(Finish how) {
         if (claim == null) {
-            finaliser.finishUnclaimed();
+            context.finaliser().finishUnclaimed();
             return;
         }
         switch (how) {
-            case COMPLETE_NOW -> finaliser.complete(claim, false);
-            case COMPLETE_DEFERRABLE -> finaliser.complete(claim, true);
-            case MARKED_BEFORE -> finaliser.markedBefore(claim);
-            case RELEASE -> finaliser.release(claim);
+            case COMPLETE_NOW -> context.finaliser().complete(claim, false);
+            case COMPLETE_DEFERRABLE -> context.finaliser().complete(claim, true);
+            case MARKED_BEFORE -> context.finaliser().markedBefore(claim);
+            case RELEASE -> context.finaliser().release(claim);
         }
     }
 
@@ -229,7 +224,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
                     settings.consumer(), key.digest(), Reasons.ledgerReason(settings, decision), null);
         }
         if (decision == LedgerDecision.DUPLICATE && claim != null) {
-            markedDone = finaliser.markNow(claim);
+            markedDone = context.finaliser().markNow(claim);
         }
         return new MessageRefusedException(decision == LedgerDecision.DUPLICATE ? Outcome.DUPLICATE : Reasons.ledgerOutcome(decision),
                 settings.consumer(), key.digest(),

@@ -3,9 +3,7 @@ package dev.onceonly.engine;
 import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
-import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
-import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.support.Durations;
 import dev.onceonly.support.LogId;
@@ -14,14 +12,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The claim one guarded call holds, from its claim until it is finalised: its token, its lease
- * (renewed by the {@link LeaseSweep} while held) and the holder's answers of the store. A lost
+ * (renewed by the {@link LeaseSweep} while held) and the holder's answers of the context.store(). A lost
  * lease is reported once, whichever operation finds out.
  */
 final class HeldClaim implements LeaseSweep.Lease {
 
-    private final ClaimStore store;
-    private final GuardListener listener;
-    private final LeaseSweep leases;
+    private final HolderContext context;
     final ConsumerSettings settings;
     final MessageKey key;
     final String token;
@@ -32,11 +28,8 @@ final class HeldClaim implements LeaseSweep.Lease {
     /** Set once the call holding it was counted finished ({@link Finaliser}); the paths that end it never run at once. */
     volatile boolean finished;
 
-    HeldClaim(ClaimStore store, GuardListener listener, LeaseSweep leases, ConsumerSettings settings, MessageKey key,
-              String token, long start) {
-        this.store = store;
-        this.listener = listener;
-        this.leases = leases;
+    HeldClaim(HolderContext context, ConsumerSettings settings, MessageKey key, String token, long start) {
+        this.context = context;
         this.settings = settings;
         this.key = key;
         this.token = token;
@@ -45,13 +38,13 @@ final class HeldClaim implements LeaseSweep.Lease {
 
     /** Hands the lease to the renewal sweep until {@link #letGo}. */
     void hold() {
-        renewAtNanos = leases.now() + settings.lease().toNanos() / 3;
-        leases.hold(this, settings.lease());
+        renewAtNanos = context.leases().now() + settings.lease().toNanos() / 3;
+        context.leases().hold(this, settings.lease());
     }
 
     /** Stops renewing the lease. @return whether it was still renewed (and now is not) */
     boolean letGo() {
-        return leases.drop(this);
+        return context.leases().drop(this);
     }
 
     @Override
@@ -73,17 +66,17 @@ final class HeldClaim implements LeaseSweep.Lease {
     @Override
     public void renew(long now) {
         try {
-            if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+            if (context.store().extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
                 renewAtNanos = now + settings.lease().toNanos() / 3;
-                listener.onLeaseRenewed(settings.consumer());
-            } else if (leases.drop(this)) { // not let go by the finalisation meanwhile: really lost
+                context.listener().onLeaseRenewed(settings.consumer());
+            } else if (context.leases().drop(this)) { // not let go by the finalisation meanwhile: really lost
                 leaseLost = true;
-                listener.onLeaseLost(settings.consumer());
+                context.listener().onLeaseLost(settings.consumer());
                 LogId.ONCE0201W.log(settings.consumer(), key.digest(), elapsedMillis(), Durations.format(settings.lease()));
             }
         } catch (ClaimStoreException e) {
-            listener.onStoreError(settings.consumer(), "extend");
-            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), leases.periodMillis());
+            context.listener().onStoreError(settings.consumer(), "extend");
+            LogId.ONCE0202W.log(settings.consumer(), key.digest(), e.getCause(), context.leases().periodMillis());
         }
     }
 
@@ -94,17 +87,17 @@ final class HeldClaim implements LeaseSweep.Lease {
      */
     String confirmBeforeCommit() {
         try {
-            if (store.extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
+            if (context.store().extend(key.storeKey(), token, settings.lease()) == HolderResult.APPLIED) {
                 return null;
             }
             // Not held by us: if nobody holds it (the store lost it), it is ours again.
-            if (store.claim(key.storeKey(), token, key.fingerprint(), settings.lease()).state() == ClaimState.ACQUIRED) {
+            if (context.store().claim(key.storeKey(), token, key.fingerprint(), settings.lease()).state() == ClaimState.ACQUIRED) {
                 LogId.ONCE0105I.log(settings.consumer(), key.digest(), elapsedMillis());
                 return null;
             }
             return refuseCommit("the claim was taken over before commit");
         } catch (ClaimStoreException e) {
-            listener.onStoreError(settings.consumer(), "extend");
+            context.listener().onStoreError(settings.consumer(), "extend");
             return refuseCommit("the claim store could not confirm the claim before commit");
         }
     }
@@ -118,7 +111,7 @@ final class HeldClaim implements LeaseSweep.Lease {
     private void reportLost() {
         if (!leaseLost) {
             leaseLost = true;
-            listener.onLeaseLost(settings.consumer());
+            context.listener().onLeaseLost(settings.consumer());
         }
     }
 
@@ -140,20 +133,20 @@ final class HeldClaim implements LeaseSweep.Lease {
      * @throws ClaimStoreException when the store failed
      */
     HolderResult completeOrTakeAgain(boolean retried) {
-        HolderResult r = store.complete(key.storeKey(), token, key.fingerprint(), settings.retention());
+        HolderResult r = context.store().complete(key.storeKey(), token, key.fingerprint(), settings.retention());
         if (r == HolderResult.APPLIED) {
             return r;
         }
-        ClaimResult again = store.claim(key.storeKey(), token, key.fingerprint(), settings.lease());
+        ClaimResult again = context.store().claim(key.storeKey(), token, key.fingerprint(), settings.lease());
         if (again.state() == ClaimState.ACQUIRED) {
-            return store.complete(key.storeKey(), token, key.fingerprint(), settings.retention());
+            return context.store().complete(key.storeKey(), token, key.fingerprint(), settings.retention());
         }
         return retried && again.state() == ClaimState.DONE && key.matches(again.fingerprint()) ? HolderResult.APPLIED : r;
     }
 
     /** @throws ClaimStoreException when the store failed */
     HolderResult release() {
-        return store.release(key.storeKey(), token);
+        return context.store().release(key.storeKey(), token);
     }
 
     /** {@return the completion as a request, for a batch} */

@@ -45,7 +45,7 @@ class ClaimedAheadTest {
 
     private ClaimedAhead claimed() {
         assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "t", "", orders.lease()).state());
-        return new ClaimedAhead(engine.store, engine.listener, engine.leases, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
+        return new ClaimedAhead(engine.holders, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
     }
 
     /** Whether the store has the key held by someone; a probe that gets it gives it back. */
@@ -109,7 +109,7 @@ class ClaimedAheadTest {
         nanos.addAndGet(orders.lease().toNanos() - 1);
         assertTrue(early.take(orders, key));
 
-        ClaimedAhead late = new ClaimedAhead(engine.store, engine.listener, engine.leases, orders, new MessageKey("oo:orders:c", "c", "", null), "t2", ClaimResult.ACQUIRED, nanos.get());
+        ClaimedAhead late = new ClaimedAhead(engine.holders, orders, new MessageKey("oo:orders:c", "c", "", null), "t2", ClaimResult.ACQUIRED, nanos.get());
         nanos.addAndGet(orders.lease().toNanos());
         assertFalse(late.take(orders, new MessageKey("oo:orders:c", "c", "", null)));
     }
@@ -119,7 +119,7 @@ class ClaimedAheadTest {
     void aDoneAnswerHoldsNothingAndIsTakenAfterAnyWait() {
         store.claim(key.storeKey(), "t", "", orders.lease());
         store.complete(key.storeKey(), "t", "", Duration.ofMinutes(1));
-        ClaimedAhead done = new ClaimedAhead(engine.store, engine.listener, engine.leases, orders, key, "t", ClaimResult.done(""), nanos.get());
+        ClaimedAhead done = new ClaimedAhead(engine.holders, orders, key, "t", ClaimResult.done(""), nanos.get());
         assertEquals(0, done.renewAtNanos(), "never due: not held by the sweep");
         nanos.addAndGet(orders.lease().toNanos() * 2);
         assertTrue(done.take(orders, key));
@@ -141,7 +141,7 @@ class ClaimedAheadTest {
             }
         }, new KeyDeriver("oo:"), nanos::get);
         store.claim(key.storeKey(), "t", "", orders.lease());
-        ClaimedAhead early = new ClaimedAhead(onFailing.store, onFailing.listener, onFailing.leases, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
+        ClaimedAhead early = new ClaimedAhead(onFailing.holders, orders, key, "t", ClaimResult.ACQUIRED, nanos.get());
         long due = early.renewAtNanos();
         failing.down = true;
         try (LogCapture log = new LogCapture()) {
