@@ -42,7 +42,7 @@ final class RedisLikeStore implements ClaimStore {
     static final String LOST_DONE = "the store lost a done mark (Redis failed over before replication, or restarted empty)";
     /** Not in README's list: the holder passed its check, so it commits, and a copy took the key the store no longer had. */
     static final String LOST_CONFIRMED = "the store lost a claim between its holder's pre-commit check and its done mark,"
-            + " and a copy claimed the key meanwhile (Redis failed over before replication, or restarted empty; README does not name this window yet)";
+            + " and a copy claimed the key meanwhile (Redis failed over before replication, or restarted empty)";
 
     private enum Op { CLAIM, COMPLETE, RELEASE, EXTEND }
 

@@ -55,6 +55,8 @@ final class SimStore implements BatchClaimStore {
     private Set<String> checking = Set.of();
     /** Per claim token, when the lease its pre-commit check confirmed runs out (virtual nanoseconds). */
     private final Map<String, Long> checkedUntil = new HashMap<>();
+    /** Tokens whose done mark found their claim lost, until they take their key again ({@link #marked}). */
+    private final Set<String> retaking = new java.util.HashSet<>();
 
     /**
      * @param shared  the store all instances share (a supplier: a wipe replaces it)
@@ -106,10 +108,48 @@ final class SimStore implements BatchClaimStore {
 
     /** The done mark of {@code token}'s claim acts now: late if the lease its pre-commit check confirmed ran out. */
     private void marking(String key, String token) {
-        Long until = checkedUntil.remove(token);
+        Long until = checkedUntil.get(token);
         if (until != null && loop.now() - until > 0) {
             faulted.accept(List.of(key), LATE_MARK);
         }
+    }
+
+    /**
+     * The store answered {@code token}'s done mark. Applied, its window closes. Not applied (the store
+     * lost the claim), the holder takes the key again ({@link #claim}) and marks it then: until that
+     * re-take it is still between its check and its mark, and a copy that claims the key meanwhile
+     * runs beside its commit (README's window for a claim lost after the check). The re-take is the
+     * holder's very next call ({@link #nextCall}): any other call of this instance first closes the
+     * window, so that a holder that does not take its key again is not excused.
+     */
+    private HolderResult marked(String token, HolderResult r) {
+        if (r == HolderResult.APPLIED) {
+            checkedUntil.remove(token);
+        } else if (checkedUntil.containsKey(token)) {
+            retaking.add(token);
+        }
+        return r;
+    }
+
+    /** A call of this instance with {@code token} (or none) begins: a re-take still awaited that this is not will not come. */
+    private void nextCall(String token) {
+        if (!retaking.isEmpty()) {
+            for (java.util.Iterator<String> i = retaking.iterator(); i.hasNext(); ) {
+                String awaited = i.next();
+                if (!awaited.equals(token)) {
+                    i.remove();
+                    checkedUntil.remove(awaited);
+                }
+            }
+        }
+    }
+
+    /** The holder's re-take after a refused mark: unless it took the key, nothing of it is left to mark. */
+    private ClaimResult retook(String token, ClaimResult r) {
+        if (retaking.remove(token) && r.state() != ClaimState.ACQUIRED) {
+            checkedUntil.remove(token);
+        }
+        return r;
     }
 
     /** {@code -Dsim.storeCalls=true}: every call the store acted on, in the trace (for a replay). */
@@ -165,24 +205,27 @@ final class SimStore implements BatchClaimStore {
 
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+        nextCall(token);
         keysSeen.add(key);
         return call("claim", List.of(key), List.of(), () -> {
             ClaimResult r = shared.get().claim(key, token, fingerprint, lease);
             confirmed(key, token, r.state() == ClaimState.ACQUIRED, lease);
-            return r;
+            return retook(token, r);
         });
     }
 
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+        nextCall(token);
         return call("complete", List.of(key), List.of(key), () -> {
             marking(key, token);
-            return shared.get().complete(key, token, fingerprint, retention);
+            return marked(token, shared.get().complete(key, token, fingerprint, retention));
         });
     }
 
     @Override
     public HolderResult release(String key, String token) {
+        nextCall(token);
         return call("release", List.of(key), List.of(), () -> {
             checkedUntil.remove(token); // rolled back after its check: nothing of it to mark
             return shared.get().release(key, token);
@@ -191,6 +234,7 @@ final class SimStore implements BatchClaimStore {
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
+        nextCall(token);
         return call("extend", List.of(key), List.of(), () -> {
             HolderResult r = shared.get().extend(key, token, lease);
             confirmed(key, token, r == HolderResult.APPLIED, lease);
@@ -200,26 +244,37 @@ final class SimStore implements BatchClaimStore {
 
     @Override
     public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
+        nextCall(null);
         requests.forEach(r -> keysSeen.add(r.key()));
         return call("claimAll", requests.stream().map(ClaimRequest::key).toList(), List.of(), () -> BatchClaimStore.of(shared.get()).claimAll(requests));
     }
 
     @Override
     public List<HolderResult> completeAll(List<CompleteRequest> requests) {
+        nextCall(null);
         List<String> keys = requests.stream().map(CompleteRequest::key).toList();
         return call("completeAll", keys, keys, () -> {
             requests.forEach(r -> marking(r.key(), r.token()));
-            return BatchClaimStore.of(shared.get()).completeAll(requests);
+            List<HolderResult> results = BatchClaimStore.of(shared.get()).completeAll(requests);
+            for (int i = 0; i < results.size(); i++) {
+                marked(requests.get(i).token(), results.get(i));
+            }
+            return results;
         });
     }
 
     @Override
     public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
+        nextCall(null);
         claims.forEach(r -> keysSeen.add(r.key()));
         List<String> marks = completions.stream().map(CompleteRequest::key).toList();
         return call("completeThenClaim", java.util.stream.Stream.concat(marks.stream(), claims.stream().map(ClaimRequest::key)).toList(), marks, () -> {
             completions.forEach(r -> marking(r.key(), r.token()));
-            return BatchClaimStore.of(shared.get()).completeThenClaim(completions, claims);
+            Answers answers = BatchClaimStore.of(shared.get()).completeThenClaim(completions, claims);
+            for (int i = 0; i < completions.size(); i++) {
+                marked(completions.get(i).token(), answers.completions().get(i));
+            }
+            return answers;
         });
     }
 
