@@ -4,7 +4,7 @@
 # report. About an hour for everything on two shared CPUs (56 min measured, 743 mutations); a run
 # narrowed to a few classes takes 4 to 16 min. The HTML report is in target/pit-reports/index.html.
 # Needs Redis on 127.0.0.1:6379 (one engine test uses it), no broker.
-#   bench/run-mutation.sh [extra Maven arguments, e.g. -o, or -Dmutation.targetClasses=dev.onceonly.engine.RetryRule*]
+#   bench/run-mutation.sh [extra Maven arguments, e.g. -o, or -Dmutation.targetClasses=dev.onceonly.internal.engine.RetryRule*]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 report=target/pit-reports/mutations.xml
@@ -17,7 +17,7 @@ elapsed=$(( $(date +%s) - started ))
 # One element per mutation: <mutation detected='true' status='KILLED' ...><mutatedClass>...</mutatedClass>.
 # Nested classes count with their outer class. NO_COVERAGE is a survivor no test reaches; test
 # strength leaves those out, as PIT's own summary does.
-# The last line is the score without the mutations on lines that call dev.onceonly.support.LogId:
+# The last line is the score without the mutations on lines that call dev.onceonly.internal.support.LogId:
 # what PIT would leave out with LogId in avoidCallsTo ("no mutations on the same line as a match"),
 # read off this run's source lines. The log IDs are an operator contract (README), so the first
 # score, which counts them, is the one reported.

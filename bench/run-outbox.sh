@@ -8,4 +8,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -Dstyle.color=never -Pbench -DskipTests -DskipITs test-compile
 CLASSPATH="target/test-classes:target/classes:$(cat target/jmh.classpath)"
-java -cp "$CLASSPATH" dev.onceonly.rabbitmq.OutboxRelayLatency "$@"
+java -cp "$CLASSPATH" dev.onceonly.internal.rabbitmq.OutboxRelayLatency "$@"

@@ -1,6 +1,6 @@
 package dev.onceonly.bench;
 
-import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.internal.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.HolderResult;

@@ -2,10 +2,10 @@ package dev.onceonly.bench;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
-import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.GuardEngine;
+import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.GuardEngine;
 import dev.onceonly.spi.GuardListener;
-import dev.onceonly.engine.KeyDeriver;
+import dev.onceonly.internal.engine.KeyDeriver;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Ledger;

@@ -1,6 +1,6 @@
 package dev.onceonly.bench;
 
-import dev.onceonly.ledger.jpa.LedgerSchema;
+import dev.onceonly.internal.ledger.jpa.LedgerSchema;
 import dev.onceonly.testing.Args;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;

@@ -1,7 +1,7 @@
 package dev.onceonly.bench;
 
-import dev.onceonly.redis.RedisClaimStore;
-import dev.onceonly.redis.RedisSettings;
+import dev.onceonly.internal.redis.RedisClaimStore;
+import dev.onceonly.internal.redis.RedisSettings;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.HolderResult;
 import org.apache.camel.component.redis.processor.idempotent.SpringRedisStringIdempotentRepository;

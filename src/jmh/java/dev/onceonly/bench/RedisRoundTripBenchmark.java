@@ -1,6 +1,6 @@
 package dev.onceonly.bench;
 
-import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.internal.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.BatchClaimStore.ClaimRequest;

@@ -2,10 +2,10 @@ package dev.onceonly.bench;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
-import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.KeyDeriver;
-import dev.onceonly.engine.MessageKey;
-import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.KeyDeriver;
+import dev.onceonly.internal.engine.MessageKey;
+import dev.onceonly.internal.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.BatchClaimStore.ClaimRequest;

@@ -1,7 +1,7 @@
 package dev.onceonly.http;
 
 import dev.onceonly.api.IdempotencyContext;
-import dev.onceonly.support.CurrentKey;
+import dev.onceonly.internal.support.CurrentKey;
 import jakarta.ws.rs.client.ClientRequestContext;
 import jakarta.ws.rs.client.ClientRequestFilter;
 

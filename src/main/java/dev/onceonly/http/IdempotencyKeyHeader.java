@@ -1,7 +1,7 @@
 package dev.onceonly.http;
 
 import dev.onceonly.api.IdempotencyContext;
-import dev.onceonly.support.CurrentKey;
+import dev.onceonly.internal.support.CurrentKey;
 
 import java.net.http.HttpRequest;
 

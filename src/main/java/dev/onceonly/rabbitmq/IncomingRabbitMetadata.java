@@ -3,7 +3,7 @@ package dev.onceonly.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.LongString;
 import dev.onceonly.api.MessageView;
-import dev.onceonly.support.Utf8;
+import dev.onceonly.internal.support.Utf8;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -33,7 +33,20 @@ public final class IncomingRabbitMetadata implements MessageView {
     private final byte[] body;
     private final int attempt;
 
-    IncomingRabbitMetadata(String channel, String queue, String exchange, String routingKey, boolean redelivered,
+    /**
+     * Made by the connector for each delivery; public so a test can make one.
+     *
+     * @param channel     the Reactive Messaging channel that received it
+     * @param queue       the queue it was consumed from
+     * @param exchange    the exchange it was published to ({@code ""} for the default exchange)
+     * @param routingKey  the routing key it was published with
+     * @param redelivered the broker's redelivered flag
+     * @param deliveryTag the broker's delivery tag on the consuming channel
+     * @param properties  its AMQP properties, headers included
+     * @param body        its body, not copied
+     * @param attempt     which attempt this delivery is, from 1
+     */
+    public IncomingRabbitMetadata(String channel, String queue, String exchange, String routingKey, boolean redelivered,
                            long deliveryTag, AMQP.BasicProperties properties, byte[] body, int attempt) {
         this.channel = channel;
         this.queue = queue;

@@ -40,15 +40,6 @@ public final class RabbitHeaders {
     /** Set by quorum queues: how often the message was returned to the queue. Ignored on classic queues. */
     public static final String DELIVERY_COUNT = "x-delivery-count";
 
-    /**
-     * Set by the broker when it dead-letters a message (here: a delay queue returning a retry copy):
-     * {@code x-death} and the {@code x-first-death-*} and {@code x-last-death-*} summaries. Never
-     * read: the attempt count is the connector's own, signed, header. Not carried to the next copy.
-     */
-    static boolean isDeathHeader(String name) {
-        return name.equals("x-death") || name.startsWith("x-first-death-") || name.startsWith("x-last-death-");
-    }
-
     private RabbitHeaders() {
     }
 }

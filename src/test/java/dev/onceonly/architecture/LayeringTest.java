@@ -7,9 +7,15 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
-import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
-import dev.onceonly.rabbitmq.OutgoingRabbitMetadata;
-import dev.onceonly.rabbitmq.RabbitHeaders;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,7 +26,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
@@ -37,42 +42,44 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 @AnalyzeClasses(packages = "dev.onceonly", importOptions = ImportOption.DoNotIncludeTests.class)
 class LayeringTest {
 
-    /** What applications write against (README): {@code api}, {@code http} and the connector's metadata. */
-    private static final DescribedPredicate<JavaClass> PUBLIC_API = resideInAnyPackage("dev.onceonly.api..", "dev.onceonly.http..")
-            .or(belongToAnyOf(IncomingRabbitMetadata.class, OutgoingRabbitMetadata.class, RabbitHeaders.class))
-            .as("the public API (api, http, the connector's metadata)");
+    /** The packages applications and store implementers write against; everything else is {@code internal}. */
+    private static final String[] PUBLIC_PACKAGES = {"dev.onceonly.api..", "dev.onceonly.http..", "dev.onceonly.spi..", "dev.onceonly.rabbitmq"};
+
+    /** What applications write against (README): api, http, spi and the connector's metadata. */
+    private static final DescribedPredicate<JavaClass> PUBLIC_API = resideInAnyPackage(PUBLIC_PACKAGES)
+            .as("the public API (api, http, spi, the connector's metadata in rabbitmq)");
 
     /** A name of one of OnceOnly's types (its top-level class), or a package imported whole. */
     private static final Pattern ONCEONLY_NAME = Pattern.compile("dev\\.onceonly(?:\\.[a-z]\\w*)+(?:\\.[A-Z]\\w*|\\.\\*)");
 
     /** The guard in plain Java: testable without CDI, a server or a broker. */
     @ArchTest
-    static final ArchRule engineUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.engine..");
+    static final ArchRule engineUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.internal.engine..");
 
     /** The outbox's relay and SPI, in plain Java like the guard: its table and broker are adapters beside it. */
     @ArchTest
-    static final ArchRule outboxCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.outbox");
+    static final ArchRule outboxCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.internal.outbox");
 
     /** The ledger's purge, in plain Java over {@code spi.Ledger}: the table is {@code ledger.jpa}. */
     @ArchTest
-    static final ArchRule ledgerCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.ledger");
+    static final ArchRule ledgerCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.internal.ledger");
 
     /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()
-            .that().resideInAnyPackage("dev.onceonly.rabbitmq..", "dev.onceonly.jms..", "dev.onceonly.redis..", "dev.onceonly.memory..",
-                    "dev.onceonly.jdbc..", "dev.onceonly.jta..", "dev.onceonly.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
-                    "dev.onceonly.api..", "dev.onceonly.support..", "dev.onceonly.outbox..", "dev.onceonly.ledger..")
-            .should().dependOnClassesThat().resideInAPackage("dev.onceonly.engine..");
+            .that().resideInAnyPackage("dev.onceonly.internal.rabbitmq..", "dev.onceonly.internal.jms..", "dev.onceonly.internal.redis..", "dev.onceonly.internal.memory..",
+                    "dev.onceonly.internal.jdbc..", "dev.onceonly.internal.jta..", "dev.onceonly.internal.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
+                    "dev.onceonly.api..", "dev.onceonly.internal.support..", "dev.onceonly.internal.outbox..", "dev.onceonly.internal.ledger..")
+            .should().dependOnClassesThat().resideInAPackage("dev.onceonly.internal.engine..");
 
     /** The contract types depend on nothing of OnceOnly's but each other and the neutral helpers. */
     @ArchTest
     static final ArchRule apiAndSpiStandAlone = classes()
-            .that().resideInAnyPackage("dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..")
+            .that().resideInAnyPackage("dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.internal.support..")
             .should().onlyDependOnClassesThat().resideOutsideOfPackages(
-                    "dev.onceonly.engine..", "dev.onceonly.cdi..", "dev.onceonly.config..", "dev.onceonly.rabbitmq..", "dev.onceonly.jms..",
-                    "dev.onceonly.redis..", "dev.onceonly.memory..", "dev.onceonly.jdbc..", "dev.onceonly.jta..", "dev.onceonly.observability..",
-                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.outbox..", "dev.onceonly.ledger..");
+                    "dev.onceonly.internal.engine..", "dev.onceonly.internal.cdi..", "dev.onceonly.internal.config..", "dev.onceonly.internal.rabbitmq..", "dev.onceonly.internal.jms..",
+                    "dev.onceonly.internal.redis..", "dev.onceonly.internal.memory..", "dev.onceonly.internal.jdbc..", "dev.onceonly.internal.jta..", "dev.onceonly.internal.observability..",
+                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.internal.outbox..", "dev.onceonly.internal.ledger..");
 
     /**
      * The OpenTelemetry API is there only with MicroProfile Telemetry: observability, which the
@@ -81,7 +88,7 @@ class LayeringTest {
      */
     @ArchTest
     static final ArchRule onlyObservabilityUsesOpenTelemetry = noClasses()
-            .that().resideOutsideOfPackage("dev.onceonly.observability..")
+            .that().resideOutsideOfPackage("dev.onceonly.internal.observability..")
             .should().dependOnClassesThat().resideInAPackage("io.opentelemetry..");
 
     /** The demo is what users copy: it uses the public API only. */
@@ -91,17 +98,21 @@ class LayeringTest {
             .should().onlyDependOnClassesThat(resideOutsideOfPackage("dev.onceonly..").or(resideInAPackage("dev.onceonly.demo..")).or(PUBLIC_API));
 
     /**
-     * The smallest application a user writes, {@code samples/}, uses the public API only. It is built
-     * on its own against the installed library, so its classes are not among these: its sources'
-     * names of OnceOnly's types are checked against the same {@link #PUBLIC_API}.
+     * The smallest application a user writes, {@code samples/}, and the applications the integration
+     * tests deploy, {@code src/test/itapp}, use the public API only. They are built on their own
+     * against the installed library, so their classes are not among these: their sources' names of
+     * OnceOnly's types are checked against the same {@link #PUBLIC_API}.
      */
     @ArchTest
-    static void samplesUseThePublicApiOnly(JavaClasses library) throws IOException {
-        List<Path> sources;
-        try (Stream<Path> files = Files.walk(Path.of("samples"))) {
-            sources = files.filter(f -> f.toString().endsWith(".java")).toList();
+    static void samplesAndTestApplicationsUseThePublicApiOnly(JavaClasses library) throws IOException {
+        List<Path> sources = new ArrayList<>();
+        for (String tree : List.of("samples", "src/test/itapp")) {
+            try (Stream<Path> files = Files.walk(Path.of(tree))) {
+                List<Path> java = files.filter(f -> f.toString().endsWith(".java")).toList();
+                assertFalse(java.isEmpty(), "no sources under " + tree + " (run from the project's directory)");
+                sources.addAll(java);
+            }
         }
-        assertFalse(sources.isEmpty(), "no sources under samples/ (run from the project's directory)");
         List<String> outside = new ArrayList<>();
         for (Path source : sources) {
             Matcher name = ONCEONLY_NAME.matcher(Files.readString(source));
@@ -111,7 +122,7 @@ class LayeringTest {
                 }
             }
         }
-        assertEquals(List.of(), outside, "samples/ uses more than " + PUBLIC_API.getDescription());
+        assertEquals(List.of(), outside, "samples/ or src/test/itapp use more than " + PUBLIC_API.getDescription());
     }
 
     /** {@code name} is a public type, or a package imported whole whose every type is public. */
@@ -130,8 +141,8 @@ class LayeringTest {
      */
     @ArchTest
     static final ArchRule onlyCdiUsesCdi = noClasses()
-            .that().resideOutsideOfPackage("dev.onceonly.cdi..")
-            .should().dependOnClassesThat().resideInAPackage("dev.onceonly.cdi..");
+            .that().resideOutsideOfPackage("dev.onceonly.internal.cdi..")
+            .should().dependOnClassesThat().resideInAPackage("dev.onceonly.internal.cdi..");
 
     /** Nothing in the library depends on the demo. */
     @ArchTest
@@ -139,17 +150,77 @@ class LayeringTest {
             .that().resideOutsideOfPackage("dev.onceonly.demo..")
             .should().dependOnClassesThat().resideInAPackage("dev.onceonly.demo..");
 
+    /**
+     * No library type is public by accident: a type outside {@code internal} (and the demo) is in a
+     * public package, and a new package is either public API or {@code internal}.
+     */
     @ArchTest
-    static final ArchRule packagesAreFreeOfCycles = slices().matching("dev.onceonly.(*)..").should().beFreeOfCycles();
+    static final ArchRule everyTypeIsPublicApiOrInternal = classes()
+            .that().resideOutsideOfPackages("dev.onceonly.internal..", "dev.onceonly.demo..")
+            .should().resideInAnyPackage(PUBLIC_PACKAGES);
+
+    /**
+     * The public API never hands out or asks for an internal type: the public and protected members
+     * of its public types name only public API, other libraries' and the JDK's types.
+     */
+    @ArchTest
+    static final ArchRule theApiNamesNoInternalType = classes()
+            .that(PUBLIC_API).and().arePublic()
+            .should(new ArchCondition<>("name no internal type in a public member") {
+                @Override
+                public void check(JavaClass type, ConditionEvents events) {
+                    for (JavaMember member : type.getMembers()) {
+                        if (!member.getModifiers().contains(JavaModifier.PUBLIC) && !member.getModifiers().contains(JavaModifier.PROTECTED)) {
+                            continue;
+                        }
+                        for (JavaClass named : signature(member)) {
+                            if (named.getPackageName().startsWith("dev.onceonly.internal")) {
+                                events.add(SimpleConditionEvent.violated(member, member.getFullName() + " names " + named.getName()));
+                            }
+                        }
+                    }
+                }
+            });
+
+    /** Features (a public package, or one tree under {@code internal}) never run in circles. */
+    @ArchTest
+    static final ArchRule featuresAreFreeOfCycles = slices().assignedFrom(new SliceAssignment() {
+        @Override
+        public SliceIdentifier getIdentifierOf(JavaClass type) {
+            String[] parts = type.getPackageName().split("\\.");
+            if (parts.length < 3) {
+                return SliceIdentifier.ignore();
+            }
+            return SliceIdentifier.of(parts[2].equals("internal") && parts.length > 3 ? parts[3] : parts[2]);
+        }
+
+        @Override
+        public String getDescription() {
+            return "OnceOnly's features";
+        }
+    }).should().beFreeOfCycles();
 
     /** Nor does a feature's tree run in circles inside (outbox and outbox.jpa, ledger and ledger.jpa). */
     @ArchTest
     static final ArchRule subpackagesAreFreeOfCycles = slices().matching("dev.onceonly.(**)").should().beFreeOfCycles();
 
+    /** The types a member's signature names: its type, return type, parameters and what it throws. */
+    private static List<JavaClass> signature(JavaMember member) {
+        List<JavaClass> named = new ArrayList<>();
+        if (member instanceof JavaField field) {
+            named.add(field.getRawType());
+        } else if (member instanceof JavaCodeUnit code) {
+            named.add(code.getRawReturnType());
+            named.addAll(code.getRawParameterTypes());
+            code.getThrowsClause().getTypes().forEach(named::add);
+        }
+        return named;
+    }
+
     /** Classes of {@code pkg} use only each other, api, spi, support and the JDK: no CDI, JPA or connector. */
     private static ArchRule plainJava(String pkg) {
         return classes().that().resideInAPackage(pkg)
                 .should().onlyDependOnClassesThat().resideInAnyPackage(
-                        pkg, "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.support..", "java..");
+                        pkg, "dev.onceonly.api..", "dev.onceonly.spi..", "dev.onceonly.internal.support..", "java..");
     }
 }

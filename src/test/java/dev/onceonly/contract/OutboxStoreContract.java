@@ -1,10 +1,10 @@
 package dev.onceonly.contract;
 
 import dev.onceonly.api.OutboxMessage;
-import dev.onceonly.outbox.OutboxRecord;
-import dev.onceonly.outbox.OutboxStore;
-import dev.onceonly.outbox.OutboxStore.Failure;
-import dev.onceonly.outbox.OutboxStore.Selection;
+import dev.onceonly.internal.outbox.OutboxRecord;
+import dev.onceonly.internal.outbox.OutboxStore;
+import dev.onceonly.internal.outbox.OutboxStore.Failure;
+import dev.onceonly.internal.outbox.OutboxStore.Selection;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;

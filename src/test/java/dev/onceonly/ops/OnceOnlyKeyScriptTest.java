@@ -2,11 +2,11 @@ package dev.onceonly.ops;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
-import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.KeyDeriver;
-import dev.onceonly.engine.MessageKey;
-import dev.onceonly.ledger.jpa.JpaLedger;
-import dev.onceonly.redis.RedisClaimStore;
+import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.KeyDeriver;
+import dev.onceonly.internal.engine.MessageKey;
+import dev.onceonly.internal.ledger.jpa.JpaLedger;
+import dev.onceonly.internal.redis.RedisClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;

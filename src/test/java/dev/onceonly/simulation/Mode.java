@@ -2,7 +2,7 @@ package dev.onceonly.simulation;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
-import dev.onceonly.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.testing.Settings;
 
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.internal.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStore;

@@ -1,16 +1,16 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.Decision;
-import dev.onceonly.engine.GuardEngine;
-import dev.onceonly.engine.KeyDeriver;
-import dev.onceonly.jms.JmsMessageView;
+import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.Decision;
+import dev.onceonly.internal.engine.GuardEngine;
+import dev.onceonly.internal.engine.KeyDeriver;
+import dev.onceonly.internal.jms.JmsMessageView;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
-import dev.onceonly.rabbitmq.SimConnector;
+import dev.onceonly.internal.rabbitmq.SimConnector;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.Handover;
-import dev.onceonly.support.CurrentKey;
+import dev.onceonly.internal.support.CurrentKey;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;

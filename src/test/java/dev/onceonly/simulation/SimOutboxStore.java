@@ -1,7 +1,7 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.outbox.OutboxRecord;
-import dev.onceonly.outbox.OutboxStore;
+import dev.onceonly.internal.outbox.OutboxRecord;
+import dev.onceonly.internal.outbox.OutboxStore;
 import dev.onceonly.spi.TransactionRunner;
 
 import java.time.Instant;

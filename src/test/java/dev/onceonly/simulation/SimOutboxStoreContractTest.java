@@ -1,8 +1,8 @@
 package dev.onceonly.simulation;
 
 import dev.onceonly.contract.OutboxStoreContract;
-import dev.onceonly.memory.InMemoryClaimStore;
-import dev.onceonly.outbox.OutboxStore;
+import dev.onceonly.internal.memory.InMemoryClaimStore;
+import dev.onceonly.internal.outbox.OutboxStore;
 import dev.onceonly.spi.TransactionRunner;
 import org.junit.jupiter.api.BeforeEach;
 

@@ -1,8 +1,8 @@
 package dev.onceonly.simulation;
 
-import dev.onceonly.jdbc.JdbcClaimStore;
-import dev.onceonly.ledger.jpa.LedgerSchema;
-import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.internal.jdbc.JdbcClaimStore;
+import dev.onceonly.internal.ledger.jpa.LedgerSchema;
+import dev.onceonly.internal.memory.InMemoryClaimStore;
 import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimStore;
 import org.h2.jdbcx.JdbcConnectionPool;

@@ -1,8 +1,8 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.Decision;
-import dev.onceonly.engine.GuardEngine;
+import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.Decision;
+import dev.onceonly.internal.engine.GuardEngine;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.TransactionRunner;
 

@@ -1,7 +1,7 @@
 package dev.onceonly.testing;
 
 import dev.onceonly.contract.BatchClaimStoreContract;
-import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.internal.memory.InMemoryClaimStore;
 import dev.onceonly.spi.BatchClaimStore;
 
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.observability.BrokerTracing;
+import dev.onceonly.internal.observability.BrokerTracing;
 import dev.onceonly.spi.MessageTracing;
 import io.opentelemetry.api.baggage.propagation.W3CBaggagePropagator;
 import io.opentelemetry.api.trace.Tracer;

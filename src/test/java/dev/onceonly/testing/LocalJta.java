@@ -1,6 +1,6 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.jta.NewTransaction;
+import dev.onceonly.internal.jta.NewTransaction;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.TransactionRequiredException;

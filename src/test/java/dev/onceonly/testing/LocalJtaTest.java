@@ -1,7 +1,7 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.jta.JtaTransactionRunner;
-import dev.onceonly.ledger.jpa.ProcessedMessage;
+import dev.onceonly.internal.jta.JtaTransactionRunner;
+import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.TransactionRequiredException;
 import jakarta.transaction.Status;

@@ -1,6 +1,6 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.memory.InMemoryClaimStore;
+import dev.onceonly.internal.memory.InMemoryClaimStore;
 
 import java.lang.reflect.Field;
 import java.time.Duration;

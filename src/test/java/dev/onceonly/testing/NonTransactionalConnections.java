@@ -1,6 +1,6 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.ledger.jpa.ProcessedMessage;
+import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.AvailableSettings;
 import org.hibernate.cfg.Configuration;

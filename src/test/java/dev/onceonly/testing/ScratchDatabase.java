@@ -1,7 +1,7 @@
 package dev.onceonly.testing;
 
-import dev.onceonly.ledger.jpa.LedgerSchema;
-import dev.onceonly.ledger.jpa.ProcessedMessage;
+import dev.onceonly.internal.ledger.jpa.LedgerSchema;
+import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.Configuration;
 

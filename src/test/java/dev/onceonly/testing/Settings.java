@@ -3,8 +3,8 @@ package dev.onceonly.testing;
 import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.StoreFailurePolicy;
-import dev.onceonly.engine.ConsumerSettings;
-import dev.onceonly.engine.RetryRule;
+import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.engine.RetryRule;
 
 import java.time.Duration;
 import java.util.List;

@@ -1,0 +1,54 @@
+package dev.onceonly.internal.cdi;
+
+import dev.onceonly.spi.HealthProbe;
+import jakarta.enterprise.inject.spi.AfterBeanDiscovery;
+import jakarta.enterprise.inject.spi.CDI;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+import org.eclipse.microprofile.health.Liveness;
+import org.eclipse.microprofile.health.Readiness;
+
+import java.util.Optional;
+
+/**
+ * MicroProfile Health checks, added as beans by the extension only when the MicroProfile
+ * Health API is deployed. Not a bean class itself: a bean class naming {@link HealthCheck} in its
+ * signatures made Liberty's injection engine fail on it (CWNEN0049W) in applications without the
+ * feature, even when the bean was vetoed.
+ *
+ * <p>Readiness asks every {@link HealthProbe} (claim store, ledger datasource, broker channels) and
+ * names each part that failed. Liveness deliberately does not look at Redis or the broker: a blip
+ * there must make the instance not ready, never restart it.
+ */
+final class HealthChecks {
+
+    private HealthChecks() {
+    }
+
+    static void register(AfterBeanDiscovery abd) {
+        abd.addBean().beanClass(HealthChecks.class).types(HealthCheck.class, Object.class)
+                .qualifiers(Readiness.Literal.INSTANCE).createWith(ctx -> (HealthCheck) HealthChecks::readiness);
+        abd.addBean().beanClass(HealthChecks.class).types(HealthCheck.class, Object.class)
+                .qualifiers(Liveness.Literal.INSTANCE).createWith(ctx -> (HealthCheck) HealthChecks::liveness);
+    }
+
+    private static HealthCheckResponse readiness() {
+        HealthCheckResponseBuilder b = HealthCheckResponse.named("onceonly").up();
+        for (HealthProbe probe : CDI.current().select(HealthProbe.class)) {
+            Optional<String> problem = probe.problem();
+            b.withData(probe.name(), problem.map(p -> "DOWN: " + p).orElse("UP"));
+            probe.details().forEach(b::withData);
+            if (problem.isPresent()) {
+                b.down();
+            }
+        }
+        return b.build();
+    }
+
+    private static HealthCheckResponse liveness() {
+        OnceOnlyRuntime runtime = CDI.current().select(OnceOnlyRuntime.class).get();
+        return HealthCheckResponse.named("onceonly").status(runtime.store() != null)
+                .withData("store", runtime.store() == null ? "not started" : runtime.store().name()).build();
+    }
+}

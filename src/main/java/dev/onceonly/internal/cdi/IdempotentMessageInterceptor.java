@@ -1,0 +1,84 @@
+package dev.onceonly.internal.cdi;
+
+import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.internal.engine.Decision;
+import dev.onceonly.internal.jms.JmsMessageView;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
+import jakarta.annotation.Priority;
+import jakarta.inject.Inject;
+import jakarta.interceptor.AroundInvoke;
+import jakarta.interceptor.Interceptor;
+import jakarta.interceptor.InvocationContext;
+
+/**
+ * Thin adapter from CDI to {@link dev.onceonly.internal.engine.GuardEngine}. Its priority (PLATFORM_BEFORE
+ * + 100) puts it OUTSIDE {@code @Transactional} (PLATFORM_BEFORE + 200): the claim is taken before the transaction begins
+ * and finalised after it completed, so even a commit that fails at the very end releases it.
+ *
+ * <p>A connector's delivery is handled inside the span {@link Dispatch#process()} opens (a CONSUMER
+ * span continuing the publisher's trace), made current here, on the thread the handler runs on, so
+ * the guard's phases, the handler and whatever it publishes are children of it.
+ */
+@IdempotentMessage
+@Interceptor
+@Priority(Interceptor.Priority.PLATFORM_BEFORE + 100)
+public class IdempotentMessageInterceptor {
+
+    @Inject
+    OnceOnlyRuntime runtime;
+
+    @Inject
+    OnceOnlyExtension extension;
+
+    @Inject
+    Handover handover;
+
+    @AroundInvoke
+    Object guard(InvocationContext ctx) throws Exception {
+        if (!runtime.enabled()) {
+            return ctx.proceed();
+        }
+        GuardedMethod method = extension.method(ctx.getMethod());
+        Object[] args = ctx.getParameters();
+        Dispatch posted = method.dispatch(args, handover);
+        MessageTracing.Span span = posted.process();
+        try {
+            return guarded(ctx, method, args, posted);
+        } catch (Throwable e) {
+            span.failed(e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    /**
+     * Translates the engine's one {@link Decision} for this call, once: a final decision goes to the
+     * delivery (the connector settles from it), then the call returns or throws.
+     */
+    private Object guarded(InvocationContext ctx, GuardedMethod method, Object[] args, Dispatch posted) throws Exception {
+        Decision<Object> decision = runtime.engine().guard(method.settings(), posted, method.parameterKey(args), ctx::proceed);
+        if (!decision.pending()) {
+            posted.decided(decision.event());
+        }
+        if (decision.refused()) {
+            if (method.incoming() && posted.settlesFromDecision()) {
+                // Reactive Messaging logs every exception of an @Incoming method as an error with its
+                // stack trace (SRMSG00200), though a refusal is a routine outcome: the connector has the
+                // decision and settles the delivery from it (requeue or dead-letter, never an ack).
+                return method.skippedResult();
+            }
+            if (method.jms()) {
+                // Rolled back for redelivery (thrown), or moved to the dead-letter queue in the
+                // listener's transaction, which then commits the receipt with the move.
+                runtime.jmsRefusals(method).settle((JmsMessageView) posted.message(), decision.refusal());
+                return method.skippedResult();
+            }
+        }
+        // Null for a skipped duplicate; a primitive return type needs its zero instead.
+        Object result = decision.resultOrThrow();
+        return result == null ? method.skippedResult() : result;
+    }
+}

@@ -1,0 +1,284 @@
+package dev.onceonly.internal.engine;
+
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.BatchClaimStore;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.GuardListener;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.internal.support.Durations;
+import dev.onceonly.internal.support.LogId;
+
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * What happens to a claim once its transaction completed: the key marked done (at once, or after the
+ * acknowledgement through the {@link DoneWriter}), or released; a completion the store failed
+ * retried until it lands or gives up; and the decision reported. Counts the guarded calls not
+ * finished yet, which {@link #close} waits for.
+ *
+ * <p>Every call that {@link #started()} ends exactly once, through {@link #finishUnclaimed()},
+ * {@link #complete}, {@link #release} or {@link #markedBefore}, possibly later, on another thread
+ * (a deferred mark, a retried completion).
+ */
+final class Finaliser {
+
+    /** How long a failed completion is retried, in leases. */
+    private static final int COMPLETE_RETRY_LEASES = 10;
+    /** While {@link #close} waits, how often it writes the done marks queued meanwhile. */
+    private static final long FLUSH_WHILE_CLOSING_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    private final ClaimStore store;
+    private final GuardListener listener;
+    /** Writes done markers after the acknowledgement, for consumers with the ledger on. */
+    private final DoneWriter doneWriter;
+    /** Retries completions the store failed, every sixth of their lease: apart from the lease renewals. */
+    private final LeaseSweep completionRetries;
+    /**
+     * Guarded calls between claim (or the start of a ledger-only run) and their finalisation. A
+     * counter, not a set under a lock: every message passes here, on every consumer thread.
+     */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** Where {@link #close} waits for {@link #inFlight} to reach zero. */
+    private final Object idle = new Object();
+    private volatile boolean closing;
+
+    Finaliser(ClaimStore store, GuardListener listener, DoneWriter doneWriter, ScheduledExecutorService scheduler,
+              LongSupplier nanoClock) {
+        this.store = store;
+        this.listener = listener;
+        this.doneWriter = doneWriter;
+        this.completionRetries = new LeaseSweep(scheduler, nanoClock);
+    }
+
+    /** The one place a final decision is made into an event and told to the listeners. */
+    GuardEvent report(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason, boolean retryable,
+                      long nanos) {
+        GuardEvent event = new GuardEvent(s.consumer(), outcome, layer, digest, reason, nanos, retryable);
+        try {
+            listener.onOutcome(event);
+        } catch (RuntimeException e) {
+            // A broken listener must not change what happens to the message.
+            java.util.logging.Logger.getLogger("dev.onceonly").log(java.util.logging.Level.FINE, "listener failed", e);
+        }
+        return event;
+    }
+
+    /** A guarded call begins: {@link #close} waits for it. */
+    void started() {
+        inFlight.incrementAndGet();
+    }
+
+    /** A call that ran without a claim (the ledger decided) is over. */
+    void finishUnclaimed() {
+        finished();
+    }
+
+    /**
+     * Marks the key done: after the acknowledgement when {@code deferrable} and the consumer has the
+     * ledger (whose row already stops any copy; {@link DoneWriter} says what that changes when the
+     * instance dies first), else now, with a retry when the store fails.
+     */
+    void complete(HeldClaim claim, boolean deferrable) {
+        if (deferrable && claim.settings.ledger()) {
+            doneWriter.add(new DeferredMark(claim));
+            return;
+        }
+        try {
+            claim.answered("complete", claim.completeOrTakeAgain(false));
+        } catch (ClaimStoreException e) {
+            listener.onStoreError(claim.settings.consumer(), "complete");
+            retryLater(claim, e);
+            return;
+        }
+        finished(claim);
+    }
+
+    /** Releases the claim, if it is still ours; a store failure leaves it to run out with its lease. */
+    void release(HeldClaim claim) {
+        try {
+            claim.answered("release", claim.release());
+        } catch (ClaimStoreException e) {
+            listener.onStoreError(claim.settings.consumer(), "release");
+            LogId.ONCE0102W.log(store.name(), "release", claim.settings.consumer(), claim.key.digest(), e.getCause(),
+                    Durations.format(claim.settings.lease()));
+        }
+        finished(claim);
+    }
+
+    /**
+     * Marks the key done before its transaction ended (a ledger DUPLICATE in a caller's transaction
+     * that the provider may redeliver at once): the call stays unfinished until {@link #markedBefore}.
+     *
+     * @return whether it was marked; {@code false} when the store failed, leaving it to {@link #complete}
+     */
+    boolean markNow(HeldClaim claim) {
+        try {
+            claim.answered("complete", claim.completeOrTakeAgain(false));
+        } catch (ClaimStoreException e) {
+            listener.onStoreError(claim.settings.consumer(), "complete");
+            return false;
+        }
+        claim.letGo(); // done: nothing to renew until the completion
+        return true;
+    }
+
+    /** The transaction of a call {@link #markNow marked} ended: nothing is left to write. */
+    void markedBefore(HeldClaim claim) {
+        finished(claim);
+    }
+
+    /**
+     * Stops finalising, after waiting up to {@code timeout} for calls still unfinished and writing
+     * the done marks queued meanwhile.
+     *
+     * @return how many calls were still unfinished when it gave up
+     */
+    int close(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        closing = true;
+        synchronized (idle) {
+            while (true) {
+                // Marks queued by calls that ended meanwhile are written here, not left to a drain the
+                // stopping application's executor may never run.
+                doneWriter.flush();
+                long left = deadline - System.nanoTime();
+                if (inFlight.get() == 0 || left <= 0) {
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(idle, Math.min(left, FLUSH_WHILE_CLOSING_NANOS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        completionRetries.stop();
+        return inFlight.get();
+    }
+
+    /** {@return calls not finished yet: between claim and finalisation, or with their done mark not yet written} */
+    int inFlight() {
+        return inFlight.get();
+    }
+
+    /** Whether {@link #close} began: new work (claims ahead) is not started. */
+    boolean closing() {
+        return closing;
+    }
+
+    /**
+     * Committed, but not marked done: without the marker a copy published later would run again (or
+     * stop only at the ledger). Retried off the consumer's thread.
+     */
+    private void retryLater(HeldClaim claim, ClaimStoreException e) {
+        claim.letGo();
+        long window = claim.settings.lease().toNanos() * COMPLETE_RETRY_LEASES;
+        completionRetries.hold(new RetriedCompletion(claim, completionRetries.now() + window), claim.settings.lease());
+        LogId.ONCE0106W.log(claim.settings.consumer(), claim.key.digest(), e.getCause(), completionRetries.periodMillis(),
+                Durations.format(claim.settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
+    }
+
+    private void finished(HeldClaim claim) {
+        if (!claim.finished) {
+            claim.finished = true;
+            finished();
+        }
+    }
+
+    private void finished() {
+        if (inFlight.decrementAndGet() == 0 && closing) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+    }
+
+    /** A completion the {@link DoneWriter} writes after the acknowledgement. */
+    private final class DeferredMark implements DoneWriter.Mark {
+        private final HeldClaim claim;
+
+        DeferredMark(HeldClaim claim) {
+            this.claim = claim;
+        }
+
+        @Override
+        public BatchClaimStore.CompleteRequest request() {
+            return claim.completeRequest();
+        }
+
+        @Override
+        public void written(HolderResult r) {
+            try {
+                // Not ours any more: take it again if nobody holds it, as on the consumer's thread.
+                claim.answered("complete", r == HolderResult.APPLIED ? r : claim.completeOrTakeAgain(false));
+            } catch (ClaimStoreException e) {
+                listener.onStoreError(claim.settings.consumer(), "complete");
+                retryLater(claim, e);
+                return;
+            }
+            finished(claim);
+        }
+
+        @Override
+        public void notWritten(ClaimStoreException e) {
+            listener.onStoreError(claim.settings.consumer(), "complete");
+            retryLater(claim, e);
+        }
+    }
+
+    /** A completion the store failed, retried every sixth of the lease until its deadline. */
+    private final class RetriedCompletion implements LeaseSweep.Lease {
+        private final HeldClaim claim;
+        private final long untilNanos;
+
+        RetriedCompletion(HeldClaim claim, long untilNanos) {
+            this.claim = claim;
+            this.untilNanos = untilNanos;
+        }
+
+        @Override
+        public long renewAtNanos() {
+            return Long.MIN_VALUE / 2; // due at every sweep
+        }
+
+        @Override
+        public void renew(long now) {
+            ConsumerSettings s = claim.settings;
+            try {
+                HolderResult r = claim.completeOrTakeAgain(true);
+                completionRetries.drop(this);
+                if (r == HolderResult.APPLIED) {
+                    LogId.ONCE0108I.log(s.consumer(), claim.key.digest(), claim.elapsedMillis());
+                } else {
+                    LogId.ONCE0103W.log(s.consumer(), claim.key.digest(), "complete", claim.elapsedMillis(), Durations.format(s.lease()));
+                }
+                finished(claim);
+            } catch (ClaimStoreException e) {
+                listener.onStoreError(s.consumer(), "complete");
+                if (now - untilNanos >= 0) {
+                    completionRetries.drop(this);
+                    LogId.ONCE0107W.log(s.consumer(), claim.key.digest(), Durations.format(s.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
+                    finished(claim);
+                }
+            }
+        }
+
+        @Override
+        public String consumer() {
+            return claim.settings.consumer();
+        }
+
+        @Override
+        public String keyDigest() {
+            return claim.key.digest();
+        }
+    }
+}

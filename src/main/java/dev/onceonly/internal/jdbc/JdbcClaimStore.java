@@ -1,0 +1,286 @@
+package dev.onceonly.internal.jdbc;
+
+import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimStore;
+import dev.onceonly.spi.ClaimStoreException;
+import dev.onceonly.spi.HolderResult;
+import dev.onceonly.internal.support.LogId;
+
+import dev.onceonly.internal.support.UniqueViolation;
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link ClaimStore} in a database table ({@code onceonly_claim}, DDL in {@code META-INF/onceonly/ddl/}):
+ * the database-only mode ({@code onceonly.store=database}), for applications with a database and no
+ * Redis.
+ *
+ * <p>Every primitive is one auto-committed statement (a claim of a key that exists takes two, an
+ * expired one three), on a connection of a <em>non-transactional</em> datasource: a claim must
+ * commit at once, whatever transaction the calling thread is in, and the engine also completes and
+ * releases claims from a transaction's {@code afterCompletion}, where no connection may be enlisted.
+ * Atomicity per key comes from the primary key (one insert wins) and from conditional updates and
+ * deletes (the database re-checks their condition on the row it locked).
+ *
+ * <p>Time is this application's clock, in epoch milliseconds: instances must keep their clocks
+ * within a small part of the lease of each other (NTP does). Expired rows are deleted by a purge
+ * every {@code purgeInterval}; until then an expired row counts as absent.
+ */
+public final class JdbcClaimStore implements ClaimStore {
+
+    static final int IN_PROGRESS = 0;
+    static final int DONE = 1;
+
+    private static final String SELECT = "select state, fingerprint, expires_at from onceonly_claim where claim_key = ?";
+    private static final String TAKE_OVER = "update onceonly_claim set token = ?, state = 0, fingerprint = ?, expires_at = ?"
+            + " where claim_key = ? and expires_at <= ?";
+    private static final String COMPLETE = "update onceonly_claim set state = 1, token = '', fingerprint = ?, expires_at = ?"
+            + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
+    private static final String RELEASE = "delete from onceonly_claim where claim_key = ? and token = ? and state = 0 and expires_at > ?";
+    private static final String EXTEND = "update onceonly_claim set expires_at = ?"
+            + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
+    /** Rounds of insert / read / take over before a claim gives up: each lost round means another caller changed the key. */
+    private static final int MAX_ROUNDS = 5;
+
+    private final DataSource dataSource;
+    private final Clock clock;
+    private final ScheduledFuture<?> purge;
+    /** PostgreSQL: {@code ON CONFLICT DO NOTHING}; elsewhere the duplicate is caught (it aborts a PostgreSQL transaction, nothing else). */
+    private volatile String insert;
+
+    /**
+     * @param dataSource    a non-transactional datasource ({@code transactional="false"} on Liberty) on
+     *                      the database that has the table
+     * @param clock         what "now" is
+     * @param scheduler     runs the purge of expired rows
+     * @param purgeInterval pause between two purges
+     */
+    public JdbcClaimStore(DataSource dataSource, Clock clock, ScheduledExecutorService scheduler, Duration purgeInterval) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        long ms = purgeInterval.toMillis();
+        this.purge = scheduler.scheduleWithFixedDelay(this::purgeQuietly, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
+        try (Connection c = connection()) {
+            for (int round = 0; round < MAX_ROUNDS; round++) {
+                long now = clock.millis();
+                if (insert(c, key, token, fingerprint, now + lease.toMillis())) {
+                    return ClaimResult.ACQUIRED;
+                }
+                try (PreparedStatement s = c.prepareStatement(SELECT)) {
+                    s.setString(1, key);
+                    try (ResultSet r = s.executeQuery()) {
+                        if (r.next()) {
+                            if (r.getLong(3) > now) {
+                                return r.getInt(1) == DONE ? ClaimResult.done(r.getString(2)) : ClaimResult.inProgress(r.getString(2));
+                            }
+                        } else {
+                            continue; // deleted since the insert failed: insert again
+                        }
+                    }
+                }
+                // Expired: take it over, unless someone else did first (then the next round reads theirs).
+                try (PreparedStatement s = c.prepareStatement(TAKE_OVER)) {
+                    s.setString(1, token);
+                    s.setString(2, fingerprint);
+                    s.setLong(3, now + lease.toMillis());
+                    s.setString(4, key);
+                    s.setLong(5, now);
+                    if (s.executeUpdate() == 1) {
+                        return ClaimResult.ACQUIRED;
+                    }
+                }
+            }
+            throw new ClaimStoreException(name(), "claim", new IllegalStateException(
+                    "the key was changed by other callers " + MAX_ROUNDS + " times in a row"));
+        } catch (SQLException e) {
+            throw failure("claim", e);
+        }
+    }
+
+    /** @return whether the row was inserted (false: the key exists) */
+    private boolean insert(Connection c, String key, String token, String fingerprint, long expiresAt) throws SQLException {
+        String sql = insert;
+        if (sql == null) {
+            boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
+            sql = "insert into onceonly_claim (claim_key, token, state, fingerprint, expires_at) values (?, ?, 0, ?, ?)"
+                    + (postgres ? " on conflict (claim_key) do nothing" : "");
+            insert = sql;
+        }
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, key);
+            s.setString(2, token);
+            s.setString(3, fingerprint);
+            s.setLong(4, expiresAt);
+            return s.executeUpdate() == 1;
+        } catch (SQLException e) {
+            if (UniqueViolation.find(e).isPresent()) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
+        return holder("complete", COMPLETE, s -> {
+            long now = clock.millis();
+            s.setString(1, fingerprint);
+            s.setLong(2, now + retention.toMillis());
+            s.setString(3, key);
+            s.setString(4, token);
+            s.setLong(5, now);
+        });
+    }
+
+    @Override
+    public HolderResult release(String key, String token) {
+        return holder("release", RELEASE, s -> {
+            s.setString(1, key);
+            s.setString(2, token);
+            s.setLong(3, clock.millis());
+        });
+    }
+
+    @Override
+    public HolderResult extend(String key, String token, Duration lease) {
+        return holder("extend", EXTEND, s -> {
+            long now = clock.millis();
+            s.setLong(1, now + lease.toMillis());
+            s.setString(2, key);
+            s.setString(3, token);
+            s.setLong(4, now);
+        });
+    }
+
+    private interface Binder {
+        void bind(PreparedStatement s) throws SQLException;
+    }
+
+    /** One conditional statement: it changed the row only when the caller's token held the key, unexpired. */
+    private HolderResult holder(String operation, String sql, Binder binder) {
+        try (Connection c = connection(); PreparedStatement s = c.prepareStatement(sql)) {
+            binder.bind(s);
+            return s.executeUpdate() == 1 ? HolderResult.APPLIED : HolderResult.NOT_HOLDER;
+        } catch (SQLException e) {
+            throw failure(operation, e);
+        }
+    }
+
+    /**
+     * Deletes expired rows, in batches of about {@code batchSize}.
+     *
+     * @param batchSize rows per statement
+     * @return rows deleted
+     */
+    public long purgeExpired(int batchSize) {
+        long total = 0;
+        try (Connection c = connection()) {
+            int deleted;
+            do {
+                deleted = 0;
+                long now = clock.millis();
+                StringBuilder ids = new StringBuilder();
+                List<String> keys = new ArrayList<>();
+                try (PreparedStatement s = c.prepareStatement("select claim_key from onceonly_claim where expires_at <= ?")) {
+                    s.setLong(1, now);
+                    s.setMaxRows(batchSize);
+                    try (ResultSet r = s.executeQuery()) {
+                        while (r.next()) {
+                            keys.add(r.getString(1));
+                            ids.append(ids.length() == 0 ? "?" : ",?");
+                        }
+                    }
+                }
+                if (!keys.isEmpty()) {
+                    // Only rows still expired: a key claimed again since the read is not touched.
+                    try (PreparedStatement d = c.prepareStatement("delete from onceonly_claim where expires_at <= ? and claim_key in ("
+                            + ids + ")")) {
+                        d.setLong(1, now);
+                        for (int i = 0; i < keys.size(); i++) {
+                            d.setString(i + 2, keys.get(i));
+                        }
+                        deleted = d.executeUpdate();
+                    }
+                }
+                total += deleted;
+            } while (deleted >= batchSize);
+        } catch (SQLException e) {
+            throw failure("purge", e);
+        }
+        return total;
+    }
+
+    private void purgeQuietly() {
+        try {
+            long deleted = purgeExpired(1_000);
+            if (deleted > 0) {
+                LogId.ONCE0009I.log(deleted);
+            }
+        } catch (RuntimeException e) {
+            // Thrown out of a periodic task, it would cancel every later purge.
+            LogId.ONCE0010W.log(e.getMessage());
+        }
+    }
+
+    /**
+     * A connection in auto-commit mode. Setting it fails on a connection enlisted in a transaction,
+     * which a transactional datasource would hand out: the claim would then commit with the business
+     * transaction, not at once.
+     */
+    private Connection connection() throws SQLException {
+        Connection c = dataSource.getConnection();
+        try {
+            if (!c.getAutoCommit()) {
+                c.setAutoCommit(true);
+            }
+            return c;
+        } catch (SQLException e) {
+            c.close();
+            throw new SQLException("the claim store's datasource must be non-transactional (transactional=\"false\"): " + e.getMessage(),
+                    e.getSQLState(), e);
+        }
+    }
+
+    private ClaimStoreException failure(String operation, SQLException e) {
+        // A driver's message quotes at most a key, which is a digest; never a body.
+        return new ClaimStoreException(name(), operation, e);
+    }
+
+    @Override
+    public String name() {
+        return "database";
+    }
+
+    @Override
+    public Optional<String> problem() {
+        try (Connection c = connection(); PreparedStatement s = c.prepareStatement(SELECT)) {
+            s.setString(1, "");
+            s.executeQuery().close();
+            return Optional.empty();
+        } catch (SQLException e) {
+            return Optional.of("database not usable (" + e.getClass().getSimpleName() + ", SQLState " + e.getSQLState() + ")");
+        }
+    }
+
+    @Override
+    public void close() {
+        purge.cancel(false);
+    }
+}

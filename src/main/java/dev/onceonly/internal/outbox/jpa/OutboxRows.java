@@ -1,0 +1,110 @@
+package dev.onceonly.internal.outbox.jpa;
+
+import dev.onceonly.api.OutboxMessage;
+import dev.onceonly.internal.outbox.OutboxRecord;
+import dev.onceonly.internal.outbox.OutboxStore.Selection;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads rows of {@code onceonly_outbox} for the JPA outbox store: the relay's selection, locked,
+ * and which of the locked rows may go out without breaking their source's order.
+ */
+final class OutboxRows {
+
+    /** The columns {@link #read} reads, in its order. */
+    static final String COLUMNS = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
+            + " correlation_id, persistent, headers, body, created_at, attempts from onceonly_outbox";
+    /** The rows of the store's scope (its first parameter), and those written before there were scopes. */
+    static final String IN_SCOPE = " and app_scope in (?, '')";
+
+    private OutboxRows() {
+    }
+
+    /**
+     * The locked rows that may go out now: of each source, the locked rows up to its first earlier
+     * pending row this relay did not lock (another relay holds it, or the selection left it out).
+     * Read without locking, after the lock: a row seen pending may have been sent since (it holds
+     * back one round more), a row seen sent or parked stays so.
+     */
+    static List<OutboxRecord> mayGoOut(Connection c, List<OutboxRecord> locked) throws SQLException {
+        Set<Long> lockedIds = new HashSet<>();
+        Set<String> sources = new LinkedHashSet<>();
+        for (OutboxRecord row : locked) {
+            lockedIds.add(row.id());
+            sources.add(row.source());
+        }
+        Map<String, Long> firstGap = new HashMap<>();
+        try (PreparedStatement s = c.prepareStatement("select source_key, id from onceonly_outbox where state = 0 and id < ?"
+                + " and source_key in (" + "?,".repeat(sources.size() - 1) + "?)")) {
+            s.setLong(1, locked.get(locked.size() - 1).id());
+            int i = 2;
+            for (String source : sources) {
+                s.setString(i++, source);
+            }
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    long id = r.getLong(2);
+                    if (!lockedIds.contains(id)) {
+                        firstGap.merge(r.getString(1), id, Math::min);
+                    }
+                }
+            }
+        }
+        if (firstGap.isEmpty()) {
+            return locked;
+        }
+        return locked.stream().filter(row -> row.id() < firstGap.getOrDefault(row.source(), Long.MAX_VALUE)).toList();
+    }
+
+    /** Locks and reads the selected pending rows of {@code scope}, in id order, passing by rows another relay holds. */
+    static List<OutboxRecord> lock(Connection c, Selection selection, String scope) throws SQLException {
+        StringBuilder sql = new StringBuilder(COLUMNS).append(" where state = 0").append(IN_SCOPE);
+        if (!selection.ids().isEmpty()) {
+            sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
+        } else {
+            sql.append(" and created_at < ? and id > ?");
+        }
+        sql.append(" order by id limit ? for update skip locked");
+        try (PreparedStatement s = c.prepareStatement(sql.toString())) {
+            s.setString(1, scope);
+            int i = 2;
+            if (!selection.ids().isEmpty()) {
+                for (Long id : selection.ids()) {
+                    s.setLong(i++, id);
+                }
+            } else {
+                s.setLong(i++, selection.createdBefore().toEpochMilli());
+                s.setLong(i++, selection.afterId());
+            }
+            s.setInt(i, selection.limit());
+            List<OutboxRecord> rows = new ArrayList<>();
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    rows.add(read(r));
+                }
+            }
+            return rows;
+        }
+    }
+
+    /** The row at the result's cursor, read with {@link #COLUMNS}. */
+    static OutboxRecord read(ResultSet r) throws SQLException {
+        String messageId = r.getString(2);
+        OutboxMessage message = new OutboxMessage(r.getString(4), r.getString(5), r.getBytes(10), r.getString(6), messageId,
+                r.getString(7), r.getBoolean(8), OutboxHeaders.fromJson(r.getString(9)));
+        return new OutboxRecord(r.getLong(1), messageId, r.getString(3), message, Instant.ofEpochMilli(r.getLong(11)),
+                r.getInt(12));
+    }
+}

@@ -1,0 +1,149 @@
+package dev.onceonly.internal.rabbitmq;
+
+import dev.onceonly.rabbitmq.RabbitHeaders;
+
+import dev.onceonly.internal.config.ConfigReader;
+import dev.onceonly.internal.config.Property;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Signs the retry copies the connector publishes and checks the signature of those it receives
+ * ({@link RabbitHeaders#SIGNATURE}), so that only copies this connector made are believed: their
+ * attempt count and the original exchange and routing key (which fix the content key). Anyone
+ * allowed to publish to the default exchange could otherwise forge them — dead-letter a message on
+ * its first failure, or take the content key of a future genuine message on an exchange they may
+ * not write to, which would then be skipped as a duplicate.
+ *
+ * <p>Every instance consuming a queue must use the same key: {@code copy-signing-key}, or by default
+ * one derived from the channel's broker credentials and queue (instances of one deployment share
+ * them). Whoever knows the broker password can consume and ack anyway, so that default adds no new
+ * secret to keep.
+ *
+ * <p>Copies live across restarts (a retry in flight, a copy waiting minutes in a delay queue, a
+ * quorum queue's BUSY copy), so a changed key would turn the connector's own copies into
+ * "forgeries". Besides its key, a signer therefore accepts {@code copy-signing-previous-keys}:
+ * copies are signed with the current key only, and verified against it and then each of those.
+ * They are explicit keys: a derived key cannot be listed (it is not a string one could write down).
+ */
+final class CopySignature {
+
+
+    private static final String HMAC = "HmacSHA256";
+    private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+
+    /** The current key, which signs; first to be tried when verifying. */
+    private final SecretKeySpec key;
+    /** Keys a copy may also be signed with; never sign. */
+    private final List<SecretKeySpec> previousKeys;
+
+    private CopySignature(byte[] key, List<String> previousKeys) {
+        this.key = new SecretKeySpec(key, HMAC);
+        this.previousKeys = previousKeys.stream()
+                .map(k -> new SecretKeySpec(k.getBytes(StandardCharsets.UTF_8), HMAC)).toList();
+    }
+
+    /**
+     * The signer of an incoming channel: its {@code copy-signing-key}, or the key derived from its
+     * credentials when none is configured; also accepting its {@code copy-signing-previous-keys}.
+     */
+    static CopySignature of(IncomingSettings settings) {
+        byte[] key = settings.copySigningKey() != null ? settings.copySigningKey().getBytes(StandardCharsets.UTF_8)
+                : derivedKey(settings.connection(), settings.queue());
+        return new CopySignature(key, settings.copySigningPreviousKeys());
+    }
+
+    /**
+     * Reads {@code copy-signing-previous-keys}: a comma-separated list of keys, each trimmed (a key cannot hold a
+     * comma or begin or end with white space), read as a secret like {@code copy-signing-key}.
+     *
+     * @param config the channel's configuration
+     * @param previousKeys the property, {@code copy-signing-previous-keys}
+     * @return the keys in the order written; empty when unset
+     * @throws dev.onceonly.api.InvalidConfigurationException naming the property, never a key, when an entry is empty
+     */
+    static List<String> previousKeys(ConfigReader config, Property previousKeys) {
+        Optional<String> raw = config.secret(previousKeys);
+        if (raw.isEmpty()) {
+            return List.of();
+        }
+        List<String> keys = new ArrayList<>();
+        // -1: keep trailing empty entries, so that "k," is refused like "k,,j" rather than read as "k".
+        for (String entry : raw.get().split(",", -1)) {
+            if (entry.isBlank()) {
+                throw config.invalid(previousKeys, null, "a comma-separated list of keys, none of them empty");
+            }
+            keys.add(entry.trim());
+        }
+        return List.copyOf(keys);
+    }
+
+    /** Signs with the current key. */
+    String sign(String queue, int attempts, String exchange, String routingKey, byte[] body) {
+        return sign(key, queue, attempts, exchange, routingKey, body);
+    }
+
+    private static String sign(SecretKeySpec key, String queue, int attempts, String exchange, String routingKey, byte[] body) {
+        try {
+            Mac mac = Mac.getInstance(HMAC);
+            mac.init(key);
+            // Length-prefixed fields: no two different field lists give the same input.
+            for (String field : new String[] {queue, Integer.toString(attempts), exchange, routingKey}) {
+                byte[] b = field.getBytes(StandardCharsets.UTF_8);
+                mac.update(new byte[] {(byte) (b.length >>> 24), (byte) (b.length >>> 16), (byte) (b.length >>> 8), (byte) b.length});
+                mac.update(b);
+            }
+            mac.update(body);
+            return B64.encodeToString(mac.doFinal());
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is required by every Java platform", e);
+        }
+    }
+
+    /**
+     * Whether {@code signature} is this connector's for these fields, made with the current key or
+     * one of the previous keys (tried in that order). Each comparison takes constant time; how many
+     * keys were tried before one matched tells nothing about any key.
+     */
+    boolean verify(String signature, String queue, int attempts, String exchange, String routingKey, byte[] body) {
+        if (signature == null) {
+            return false;
+        }
+        byte[] given = signature.getBytes(StandardCharsets.US_ASCII);
+        if (matches(key, given, queue, attempts, exchange, routingKey, body)) {
+            return true;
+        }
+        for (SecretKeySpec previous : previousKeys) {
+            if (matches(previous, given, queue, attempts, exchange, routingKey, body)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean matches(SecretKeySpec key, byte[] given, String queue, int attempts, String exchange,
+                                   String routingKey, byte[] body) {
+        return MessageDigest.isEqual(sign(key, queue, attempts, exchange, routingKey, body).getBytes(StandardCharsets.US_ASCII), given);
+    }
+
+    /** The default key: derived from the channel's credentials, virtual host and queue. */
+    private static byte[] derivedKey(ConnectionSettings c, String queue) {
+        return sha256("onceonly-copy-signing\0" + c.username() + '\0' + c.password() + '\0' + c.virtualHost() + '\0' + queue);
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package dev.onceonly.internal.support;
+
+/**
+ * The idempotency key of the guarded handler running on this thread, for the handler's own calls
+ * to other services ({@code Idempotency-Key}) and for the ids of the messages it sends through the
+ * outbox. Set by the engine around the handler only, restored when a nested guarded call ends. This
+ * is not how a message reaches the guard (that is the {@code Dispatch}): it only lets a handler's
+ * outgoing calls and messages say which message they belong to.
+ */
+public final class CurrentKey {
+
+    private static final ThreadLocal<Run> RUN = new ThreadLocal<>();
+
+    private CurrentKey() {
+    }
+
+    /** {@return the key of the running handler, or {@code null} outside one} */
+    public static String get() {
+        Run run = RUN.get();
+        return run == null ? null : run.key;
+    }
+
+    /**
+     * The next number of the running handler's outbox messages: 1 for its first, then 2, and so on.
+     * The count belongs to the handler run (the scope), not to a transaction: messages the handler
+     * sends in its own transaction and in {@code REQUIRES_NEW} transactions it starts share it, so
+     * no two of them get the same number. A nested guarded call counts its own from 1; the outer
+     * run's count goes on where it was once it returns. A new run of the same message starts again
+     * from 1, so that a handler sends the same ids on every run.
+     *
+     * @return the number, from 1
+     * @throws IllegalStateException outside a guarded handler ({@link #get} is {@code null})
+     */
+    public static int nextSendNumber() {
+        Run run = RUN.get();
+        if (run == null) {
+            throw new IllegalStateException("no guarded handler runs on this thread");
+        }
+        return ++run.sends;
+    }
+
+    /**
+     * Makes {@code key} current, with a send count of its own starting at 0, until the returned
+     * scope closes.
+     *
+     * @param key the running handler's key
+     * @return the scope that restores the previous key and its count
+     */
+    public static Scope enter(String key) {
+        Run previous = RUN.get();
+        RUN.set(new Run(key));
+        return () -> {
+            if (previous == null) {
+                RUN.remove();
+            } else {
+                RUN.set(previous);
+            }
+        };
+    }
+
+    /** Restores the previous key. */
+    @FunctionalInterface
+    public interface Scope extends AutoCloseable {
+        /** Restores the key that was current before; never throws. */
+        @Override
+        void close();
+    }
+
+    /** One handler run on this thread: its key and how many outbox messages it numbered. */
+    private static final class Run {
+        final String key;
+        int sends;
+
+        Run(String key) {
+            this.key = key;
+        }
+    }
+}

@@ -1,8 +1,0 @@
-/**
- * Jakarta Messaging (JMS) listeners under the guard: {@code @IdempotentMessage} on a
- * message-driven bean's {@code onMessage(jakarta.jms.Message)}. {@link dev.onceonly.jms.JmsMessageView}
- * is what the guard reads of a received message; {@link dev.onceonly.jms.JmsRefusals} turns a
- * refusal into what fits the listener's transaction (a rollback for redelivery, or a move to the
- * dead-letter queue). Loaded only by applications that have such listeners.
- */
-package dev.onceonly.jms;

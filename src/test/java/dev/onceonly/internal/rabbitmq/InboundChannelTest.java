@@ -1,0 +1,589 @@
+package dev.onceonly.internal.rabbitmq;
+
+import dev.onceonly.rabbitmq.RabbitHeaders;
+
+import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
+
+import com.rabbitmq.client.GetResponse;
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.spi.ClaimAheadSlot;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
+import dev.onceonly.testing.TestRabbit;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+import java.time.Duration;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static dev.onceonly.testing.Eventually.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An incoming channel outside any server, against the machine's RabbitMQ: the broker protocol
+ * details that the Liberty tests only show indirectly.
+ */
+class InboundChannelTest {
+
+    static final Duration LIMIT = Duration.ofSeconds(20);
+
+    final String queue = "onceonly.unit." + UUID.randomUUID();
+    final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
+    final Probe probe = new Probe();
+    final Handover handover = new Handover();
+    TestRabbit rabbit;
+    InboundChannel channel;
+
+    @BeforeEach
+    void connect(TestInfo test) throws Exception {
+        rabbit = new TestRabbit();
+        // The stale-delivery test needs time to drop the connection while a retry is held: two
+        // rabbitmqctl runs, which take seconds on a loaded machine. Jitter holds a first failure for
+        // 8 to 16 s there, all of it in the consumer (below retry-broker-delay-above).
+        boolean stale = test.getTestMethod().orElseThrow().getName().contains("Stale");
+        String retryDelay = stale ? "16s" : "100ms";
+        String testName = test.getTestMethod().orElseThrow().getName();
+        // The quorum tests run on a quorum queue; the undeclared one on a quorum queue configured as classic.
+        String queueType = testName.contains("Quorum") && !testName.contains("Undeclared") ? "quorum" : "classic";
+        boolean declare = !testName.contains("Undeclared");
+        if (!declare) {
+            rabbit.declareQuorumQueue(queue);
+        }
+        Map<String, String> props = testName.contains("SmallRye")
+                // Written for SmallRye's RabbitMQ connector: its names for prefetch, the dead-letter exchange
+                // and queue and the user, and its unit (milliseconds) for the recovery interval.
+                ? Map.of("channel-name", "unit", "queue.name", queue, "host", "127.0.0.1", "max-outstanding-messages", "5",
+                        "retry-delay", retryDelay, "max-attempts", "2", "network-recovery-interval", "500",
+                        "dead-letter-exchange", queue + ".sr-dlx", "dead-letter-queue-name", queue + ".sr-dlq", "user", "guest")
+                : Map.ofEntries(Map.entry("channel-name", "unit"), Map.entry("queue.name", queue), Map.entry("host", "127.0.0.1"),
+                Map.entry("prefetch", "5"), Map.entry("retry-delay", retryDelay), Map.entry("max-attempts", "2"),
+                Map.entry("drain-timeout", "5s"), Map.entry("queue.type", queueType), Map.entry("network-recovery-interval", "500ms"),
+                Map.entry("declare", Boolean.toString(declare)), Map.entry("retry-broker-delay-above", stale ? "1m" : "5s"),
+                Map.entry("claim-ahead", testName.contains("ClaimAhead") ? "4" : "0"));
+        if (testName.contains("Rotation")) {
+            // After a rolling restart that changed the key from old-key to new-key.
+            props = new HashMap<>(props);
+            props.put("copy-signing-key", "new-key");
+            props.put("copy-signing-previous-keys", "old-key");
+        }
+        channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
+                .incoming(), resources, handover, () -> MessageTracing.NONE);
+        channel.subscribe(probe);
+        channel.start();
+        await("the consumer", LIMIT, () -> consumers(queue), n -> n == 1);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        channel.stopConsuming();
+        channel.drainAndClose();
+        rabbit.deleteChannelTopology(queue);
+        rabbit.deleteQueue(queue + ".sr-dlq");
+        rabbit.deleteExchange(queue + ".sr-dlx");
+        rabbit.close();
+        resources.executor().shutdownNow();
+        resources.scheduler().shutdownNow();
+    }
+
+    /** The instance part of this JVM's connection names (the connector's default: host and pid). */
+    private static String channelInstance() {
+        return TestChannelConfig.of(Map.of("channel-name", "unit"), ChannelConfig.Direction.INCOMING).incoming().connection().instance();
+    }
+
+    /** Several instances on one broker: each connection's name says whose it is (channel, role, host and pid). */
+    @Test
+    void connectionsAreNamedByChannelRoleAndInstance() throws Exception {
+        String instance = "@" + ".+" + "-" + ProcessHandle.current().pid();
+        List<String> mine = TestRabbit.connectionNames().stream()
+                .filter(n -> n.matches("onceonly:unit:(consume|publish)" + instance)).sorted().toList();
+        assertEquals(2, mine.size(), "this JVM's consume and publish connections of channel 'unit': " + TestRabbit.connectionNames());
+        assertTrue(mine.get(0).startsWith("onceonly:unit:consume@") && mine.get(1).startsWith("onceonly:unit:publish@"), mine.toString());
+    }
+
+    /**
+     * claim-ahead: the guard, guarding one delivery, is offered those received after it (buffered,
+     * or handed over and queued by Reactive Messaging) that hold no claim (up to claim-ahead − 1), and
+     * each claim it leaves with a delivery is abandoned when that delivery is settled, whether the
+     * guard used it (acked) or not (requeued at stop).
+     */
+    @Test
+    void deliveriesReceivedBehindOneAreOfferedForClaimAheadAndAbandonedWhenSettled() throws Exception {
+        List<String> abandoned = new CopyOnWriteArrayList<>();
+        for (int i = 1; i <= 5; i++) {
+            rabbit.publish("", queue, "m" + i);
+        }
+        probe.request(5);
+        List<Message<?>> handed = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            handed.add(probe.next());
+        }
+        Dispatch first = handover.take(handed.get(0).getPayload());
+
+        List<? extends ClaimAheadSlot> behind = first.claimAhead().behind();
+
+        assertEquals(List.of("m2", "m3", "m4"), behind.stream().map(InboundChannelTest::body).toList(),
+                "those received after it, at most claim-ahead - 1 (claim-ahead 4)");
+        first.claimAhead().hold(() -> abandoned.add("m1"));
+        behind.forEach(d -> d.hold(() -> abandoned.add(body(d))));
+        assertEquals(List.of("m5"), handover.take(handed.get(1).getPayload()).claimAhead().behind().stream().map(InboundChannelTest::body).toList(),
+                "deliveries holding a claim are not offered again");
+
+        handed.get(0).ack().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        assertEquals(List.of("m1"), abandoned, "m1 settled (acked): its claim is given back to the guard, which used it");
+        channel.stopConsuming();
+        channel.drainAndClose(); // m2 to m5 were never acked: requeued after the drain timeout
+        assertEquals(List.of("m1", "m2", "m3", "m4"), abandoned.stream().sorted().toList(),
+                "the claims of requeued deliveries are abandoned (released); m5 held none");
+    }
+
+    private static String body(ClaimAheadSlot d) {
+        return new String(d.message().body(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void acksAndNacksAfterTheFirstAreIgnored() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "one");
+        rabbit.publish("", queue, "two");
+        for (int i = 0; i < 2; i++) {
+            Message<?> m = probe.next();
+            m.ack();
+            m.ack();
+            m.nack(new IllegalStateException("too late"));
+        }
+        // A second ack of the same delivery tag would have made the broker close the channel,
+        // and the consumer with it.
+        rabbit.publish("", queue, "three");
+        probe.next().ack();
+        await("every message acked", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        assertEquals(1, consumers(queue));
+        assertEquals(0, TestRabbit.total(queue + ".dlq"));
+    }
+
+    @Test
+    void deadLetterThatCannotBeRoutedIsRequeuedNotLost() throws Exception {
+        probe.request(10);
+        rabbit.unbind(queue + ".dlq", queue + ".dlx", queue);
+        rabbit.publish("", queue, "rejected");
+        Message<?> first = probe.next();
+        refuse(first, Outcome.REJECTED);
+
+        // The dead-letter publish comes back unroutable: the original goes back to the queue.
+        Message<?> again = probe.next();
+        assertEquals("rejected", again.getPayload());
+        rabbit.bind(queue + ".dlq", queue + ".dlx", queue);
+        refuse(again, Outcome.REJECTED);
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
+        assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+        assertEquals("unit-consumer", dead.getProps().getHeaders().get(RabbitHeaders.CONSUMER).toString());
+        assertEquals(0, handover.pending(), "settled deliveries leave the handover");
+    }
+
+    /**
+     * Acts as the guard of the method invoked for {@code m}: takes the delivery from the handover
+     * by its payload, reports the decision to it, then nacks as Reactive Messaging would with the
+     * guard's exception.
+     */
+    private void refuse(Message<?> m, Outcome outcome) {
+        Dispatch dispatch = handover.take(m.getPayload());
+        assertNotNull(dispatch, "the delivery was posted under its payload");
+        dispatch.decided(new GuardEvent("unit-consumer", outcome, Layer.NONE, "", "no key", 0));
+        m.nack(new MessageRefusedException(outcome, "unit-consumer", "", "no key", null));
+    }
+
+    /**
+     * A guarded {@code @Incoming} method returns quietly after a refusal (so Reactive Messaging logs
+     * no error) and Reactive Messaging acks: the delivery is settled as the refusal says, never
+     * acked. BUSY comes back (not an attempt), REJECTED goes to the dead-letter queue.
+     */
+    @Test
+    void anAckAfterARefusalSettlesAsTheRefusal() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "busy-then-rejected");
+        Message<?> first = probe.next();
+        Dispatch dispatch = handover.take(first.getPayload());
+        assertTrue(dispatch.settlesFromDecision());
+        dispatch.decided(new GuardEvent("unit-consumer", Outcome.BUSY, Layer.CLAIM_STORE, "", "another holder", 0));
+        first.ack();
+
+        Message<?> again = probe.next();
+        assertEquals("busy-then-rejected", again.getPayload());
+        assertEquals(1, again.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(), "a BUSY requeue is not an attempt");
+        handover.take(again.getPayload()).decided(new GuardEvent("unit-consumer", Outcome.REJECTED, Layer.NONE, "", "no key", 0));
+        again.ack();
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        assertEquals("REJECTED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+    }
+
+    /** A channel configured with SmallRye's names starts, consumes, and dead-letters where those names say. */
+    @Test
+    void aSmallRyeStyleConfigurationConsumesAndDeadLetters() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "good");
+        probe.next().ack();
+        rabbit.publish("", queue, "bad");
+        probe.next().nack(new IllegalStateException("boom"));
+        probe.next().nack(new IllegalStateException("boom again"));
+        await("the dead letter in dead-letter-queue-name", LIMIT, () -> TestRabbit.total(queue + ".sr-dlq"), n -> n == 1);
+        assertEquals(0, TestRabbit.total(queue));
+        assertEquals("bad", new String(rabbit.drain(queue + ".sr-dlq").get(0).getBody(), StandardCharsets.UTF_8));
+    }
+
+    /** A refusal nobody reported for this delivery is a failure of it: an attempt, then the DLQ. */
+    @Test
+    void aRefusalThrownWithoutAGuardDecisionCountsAsAFailedAttempt() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "inner-busy");
+        probe.next().nack(new MessageRefusedException(Outcome.BUSY, "inner", "", "busy", null));
+        Message<?> second = probe.next();
+        assertEquals(2, second.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        second.nack(new MessageRefusedException(Outcome.BUSY, "inner", "", "busy", null));
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        assertEquals("FAILED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+    }
+
+    /**
+     * The guard reported FAILED and not worth retrying (the consumer's no-retry-for): the connector
+     * dead-letters the first attempt at once (max-attempts is 2 here) instead of delivering it again.
+     */
+    @Test
+    void aFailureNotWorthRetryingIsDeadLetteredAtItsFirstAttempt() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "{\"quantity\":\"abc\"}");
+        Message<?> first = probe.next();
+        assertEquals(1, first.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        Dispatch dispatch = handover.take(first.getPayload());
+        assertNotNull(dispatch, "the delivery was posted under its payload");
+        dispatch.decided(new GuardEvent("unit-consumer", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: java.lang.NumberFormatException matches no-retry-for java.lang.IllegalArgumentException", 0, false));
+        first.nack(new NumberFormatException("For input string: \"abc\""));
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        Map<String, Object> h = rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders();
+        assertEquals("FAILED", h.get(RabbitHeaders.OUTCOME).toString());
+        assertEquals(1, ((Number) h.get(RabbitHeaders.ATTEMPTS)).intValue(), "dead-lettered at its first attempt");
+        assertEquals("java.lang.NumberFormatException: For input string: \"abc\" (not retried: java.lang.NumberFormatException "
+                + "matches no-retry-for java.lang.IllegalArgumentException)", h.get(RabbitHeaders.REASON).toString());
+        assertNull(probe.received.poll(1, TimeUnit.SECONDS), "not delivered again");
+    }
+
+    @Test
+    void failedMessageOnAClassicQueueComesBackAsACountedCopy() throws Exception {
+        probe.request(10);
+        rabbit.bind(queue, "amq.direct", queue);
+        rabbit.publish("amq.direct", queue, "failing");
+        Message<?> first = probe.next();
+        IncomingRabbitMetadata m1 = first.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(1, m1.attempt());
+        first.nack(new IllegalStateException("boom"));
+
+        Message<?> second = probe.next();
+        IncomingRabbitMetadata m2 = second.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(2, m2.attempt());
+        assertEquals("amq.direct", m2.exchange(), "the copy (published to the default exchange) keeps the original exchange");
+        assertEquals(m1.routingKey(), m2.routingKey(), "and routing key, so its content key is the same");
+        assertEquals(true, m2.redelivered());
+        second.nack(new IllegalStateException("boom"));
+
+        // max-attempts is 2: dead-lettered.
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
+        assertEquals(2, ((Number) dead.getProps().getHeaders().get(RabbitHeaders.ATTEMPTS)).intValue());
+        assertEquals(null, dead.getProps().getHeaders().get(RabbitHeaders.RETRY_ATTEMPTS));
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+    }
+
+    @Test
+    void stopRequeuesWhatWasNotHandedOverAndWaitsForWhatWas() throws Exception {
+        probe.request(1);
+        for (int i = 0; i < 5; i++) {
+            rabbit.publish("", queue, "m" + i);
+        }
+        Message<?> inProgress = probe.next();
+        await("all five delivered (prefetch 5)", LIMIT, () -> rabbit.ready(queue), n -> n == 0);
+
+        channel.stopConsuming();
+        resources.scheduler().schedule(() -> inProgress.ack(), 300, TimeUnit.MILLISECONDS);
+        channel.drainAndClose();
+
+        assertEquals(4, rabbit.ready(queue), "the four never handed over are back, the one in progress was acked");
+        assertEquals(0, probe.received.size());
+    }
+
+    /**
+     * A failed delivery is held for its retry; meanwhile the consuming connection drops and the
+     * broker takes the delivery back. The held retry must then publish nothing: the broker
+     * redelivers the original, and a copy would start a second retry chain.
+     */
+    @Test
+    void aHeldRetryOfAStaleDeliveryPublishesNothing() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "stale");
+        probe.next().nack(new IllegalStateException("boom")); // held for 8 to 16 s, then a counted copy
+        // This JVM's connection: another build's tests may run a channel named 'unit' on the same broker.
+        TestRabbit.closeConnection("onceonly:unit:consume@" + channelInstance());
+        Message<?> again = probe.next();
+        IncomingRabbitMetadata m = again.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(1, m.attempt(), "the original, redelivered by the broker");
+        assertTrue(m.redelivered());
+        // Past the hold (at most 16 s from the nack): no copy arrives.
+        assertNull(probe.received.poll(17, TimeUnit.SECONDS), "a retry copy of the stale delivery was published");
+        again.ack();
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+    }
+
+    /**
+     * On a quorum queue a requeue raises x-delivery-count. BUSY must not spend the attempt budget:
+     * before, five BUSY refusals made the next real failure dead-letter at once (attempt 6 of 2),
+     * and RabbitMQ 4 would drop a message that stayed BUSY for 20 returns.
+     */
+    @Test
+    void busyOnAQuorumQueueIsNotAnAttempt() throws Exception {
+        assertTrue(TestRabbit.queueArguments(queue).contains("\"x-delivery-limit\""), TestRabbit.queueArguments(queue));
+        assertTrue(TestRabbit.queueArguments(queue).contains("\"x-dead-letter-exchange\""), TestRabbit.queueArguments(queue));
+        probe.request(100);
+        rabbit.publish("", queue, "contended");
+        for (int i = 0; i < 5; i++) {
+            Message<?> m = probe.next();
+            assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(), "BUSY #" + i + " counted");
+            refuse(m, Outcome.BUSY);
+        }
+        Message<?> first = probe.next();
+        assertEquals(1, first.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        first.nack(new IllegalStateException("boom")); // a real failure: attempt 1 of 2
+        Message<?> second = probe.next();
+        IncomingRabbitMetadata m2 = second.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(2, m2.attempt());
+        assertEquals("", m2.exchange(), "published to the default exchange originally");
+        second.nack(new IllegalStateException("boom"));
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        assertEquals(2, ((Number) rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.ATTEMPTS)).intValue());
+    }
+
+    /**
+     * Anyone who may publish to the default exchange could forge a "retry copy": its attempt count
+     * (dead-letter on the first failure) and its original exchange and routing key (take the content
+     * key of a future genuine message). Before, the forged values were believed (attempt 6, exchange
+     * 'orders'); now it never reaches the application and is dead-lettered with the reason. A
+     * publisher's x-delivery-count on a classic queue counts nothing either.
+     */
+    @Test
+    void forgedRetryHeadersAreNotBelieved() throws Exception {
+        probe.request(10);
+        Map<String, Object> forged = Map.of(RabbitHeaders.RETRY_ATTEMPTS, 5, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
+                RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE, "made-up");
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(forged).build(), "forged");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
+        assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+        assertTrue(dead.getProps().getHeaders().get(RabbitHeaders.REASON).toString().contains("signature"));
+
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                .headers(Map.of(RabbitHeaders.DELIVERY_COUNT, 7)).build(), "counted-by-nobody");
+        Message<?> m = probe.next();
+        assertEquals("counted-by-nobody", m.getPayload(), "the forged copy never reached the application");
+        assertEquals(1, m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt());
+        m.ack();
+    }
+
+    /**
+     * A retry copy signed before a rolling restart changed copy-signing-key (a retry in flight, a copy
+     * back from a delay queue) is the connector's own: with the old key in copy-signing-previous-keys
+     * it is processed as the attempt it is, with its original exchange and routing key. Before, it was
+     * dead-lettered as REJECTED, unprocessed. One signed with a key not listed still is.
+     */
+    @Test
+    void aRetryCopySignedBeforeAKeyRotationIsProcessed() throws Exception {
+        probe.request(10);
+        byte[] body = "before-rotation".getBytes(StandardCharsets.UTF_8);
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
+                RabbitHeaders.RETRY_ATTEMPTS, 1, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
+                RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE,
+                signer("old-key").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
+        Message<?> m = probe.next();
+        IncomingRabbitMetadata meta = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals("before-rotation", m.getPayload());
+        assertEquals(2, meta.attempt());
+        assertEquals("orders", meta.exchange());
+        assertEquals("order.placed", meta.routingKey());
+        m.ack();
+
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
+                RabbitHeaders.RETRY_ATTEMPTS, 1, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
+                RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE,
+                signer("unlisted-key").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        assertEquals("REJECTED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+    }
+
+    /** The signer of this test's queue with {@code key} as its copy-signing-key. */
+    private CopySignature signer(String key) {
+        return CopySignature.of(TestChannelConfig.of(Map.of("channel-name", "unit", "queue.name", queue, "copy-signing-key", key),
+                ChannelConfig.Direction.INCOMING).incoming());
+    }
+
+    /** A long-string header that is not valid UTF-8 keeps its exact bytes (its toString() replaced them). */
+    @Test
+    void longStringHeadersThatAreNotUtf8KeepTheirBytes() throws Exception {
+        probe.request(10);
+        byte[] invalid = {(byte) 0xff, (byte) 0xfe, 'k'};
+        rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
+                "bin", com.rabbitmq.client.impl.LongStringHelper.asLongString(invalid),
+                "text", com.rabbitmq.client.impl.LongStringHelper.asLongString("order-1"))).build(), "h");
+        Message<?> m = probe.next();
+        Map<String, Object> headers = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().headers();
+        assertArrayEquals(invalid, (byte[]) headers.get("bin"));
+        assertEquals("order-1", headers.get("text"));
+        m.ack();
+    }
+
+    /**
+     * The broker closes the consuming AMQP channel (here: an ack of an unknown delivery tag, 406;
+     * likewise an ack timeout) while the connection stays open. amqp-client does not recover such a
+     * channel: before, the channel never consumed again and readiness stayed UP.
+     */
+    @Test
+    void aConsumingChannelClosedByTheBrokerConsumesAgain() throws Exception {
+        probe.request(10);
+        rabbit.publish("", queue, "in-flight");
+        Message<?> inFlight = probe.next();
+        ((IncomingRabbitMessage<?>) inFlight).delivery().channel.basicAck(999_999, false);
+        await("readiness DOWN", LIMIT, () -> channel.connected(), up -> !up);
+        await("readiness UP again", LIMIT, () -> channel.connected(), up -> up);
+        Message<?> again = probe.next();
+        assertEquals("in-flight", again.getPayload(), "the broker gave the unacked delivery back");
+        again.ack();
+        rabbit.publish("", queue, "after");
+        Message<?> after = probe.next();
+        assertEquals("after", after.getPayload());
+        after.ack();
+    }
+
+    /** The queue is deleted under the consumer (basic.cancel): it is declared again and consumed. */
+    @Test
+    void aConsumerCancelledByTheBrokerConsumesAgain() throws Exception {
+        probe.request(10);
+        rabbit.deleteQueue(queue);
+        await("the queue declared and consumed again", LIMIT, () -> consumers(queue), n -> n == 1);
+        rabbit.publish("", queue, "after-cancel");
+        Message<?> m = probe.next();
+        assertEquals("after-cancel", m.getPayload());
+        m.ack();
+    }
+
+    /**
+     * A dead-letter publish to an exchange that does not exist makes the broker close the publishing
+     * AMQP channel (404). Before, every later retry and dead letter failed on the closed channel and
+     * the message looped forever; now the next publish opens a new channel.
+     */
+    @Test
+    void aPublishChannelClosedByTheBrokerIsReopened() throws Exception {
+        probe.request(10);
+        rabbit.deleteExchange(queue + ".dlx");
+        rabbit.publish("", queue, "poison");
+        refuse(probe.next(), Outcome.REJECTED); // the dead-letter publish fails: requeued
+        Message<?> again = probe.next();
+        assertEquals("poison", again.getPayload());
+        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+        f.setHost("127.0.0.1");
+        try (var c = f.newConnection(); var ch = c.createChannel()) {
+            ch.exchangeDeclare(queue + ".dlx", "fanout", true);
+            ch.queueBind(queue + ".dlq", queue + ".dlx", queue);
+        }
+        refuse(again, Outcome.REJECTED);
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+    }
+
+    /**
+     * declare=false and queue.type left at classic while the queue is a quorum queue: plain requeues
+     * of BUSY deliveries raised x-delivery-count towards the broker's delivery limit (RabbitMQ 4
+     * drops at 20). The connector now notices the broker's count and sends BUSY back as copies.
+     */
+    @Test
+    void anUndeclaredQuorumQueueConfiguredAsClassicIsFoundOut() throws Exception {
+        probe.request(100);
+        rabbit.publish("", queue, "busy");
+        try (dev.onceonly.testing.LogCapture log = new dev.onceonly.testing.LogCapture()) {
+            for (int i = 0; i < 4; i++) {
+                Message<?> m = probe.next();
+                Object count = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow().headers().get(RabbitHeaders.DELIVERY_COUNT);
+                assertTrue(count == null || ((Number) count).intValue() <= 1, "BUSY #" + i + " counted by the broker: " + count);
+                refuse(m, Outcome.BUSY);
+            }
+            assertTrue(log.contains("ONCE0514W"), log.lines().toString());
+        }
+        probe.next().ack();
+    }
+
+    private int consumers(String q) {
+        try {
+            return rabbit.consumers(q);
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /** A Reactive Streams subscriber the test drives by hand. */
+    static class Probe implements Subscriber<Message<?>> {
+        final BlockingQueue<Message<?>> received = new LinkedBlockingQueue<>();
+        volatile Subscription subscription;
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            subscription = s;
+        }
+
+        void request(long n) {
+            subscription.request(n);
+        }
+
+        Message<?> next() throws InterruptedException {
+            Message<?> m = received.poll(LIMIT.toSeconds(), TimeUnit.SECONDS);
+            assertNotNull(m, "no message delivered");
+            return m;
+        }
+
+        @Override
+        public void onNext(Message<?> m) {
+            received.add(m);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onComplete() {
+        }
+    }
+
+}
