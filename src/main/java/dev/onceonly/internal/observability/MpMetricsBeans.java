@@ -5,7 +5,9 @@ import dev.onceonly.spi.GuardListener;
 import jakarta.enterprise.context.Dependent;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.spi.AfterBeanDiscovery;
+import jakarta.enterprise.util.AnnotationLiteral;
 import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.annotation.RegistryType;
 
 /**
  * Adds the MicroProfile Metrics listeners ({@link MpGuardMetrics}, {@link MpOutboxMetrics}) as beans;
@@ -17,12 +19,26 @@ import org.eclipse.microprofile.metrics.MetricRegistry;
  */
 public final class MpMetricsBeans {
 
+    /**
+     * The application's registry, asked for by its type: Liberty's default producer reads the
+     * injection point's {@code @RegistryScope} and gives {@code null} to a lookup that has none.
+     */
+    @SuppressWarnings("all") // an annotation literal implements the annotation type
+    static final class ApplicationRegistry extends AnnotationLiteral<RegistryType> implements RegistryType {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public MetricRegistry.Type type() {
+            return MetricRegistry.Type.APPLICATION;
+        }
+    }
+
     private MpMetricsBeans() {
     }
 
     /**
      * Adds a dependent {@link GuardListener} and a dependent {@link OutboxListener} bean, each
-     * {@code NONE} when metrics are off or no {@link MetricRegistry} bean is there.
+     * {@code NONE} when metrics are off or no application {@link MetricRegistry} is there.
      *
      * @param abd the event of the extension that found the API
      */
@@ -35,17 +51,17 @@ public final class MpMetricsBeans {
 
     private static GuardListener guardMetrics(Instance<Object> beans) {
         Instance<TelemetrySettings> settings = beans.select(TelemetrySettings.class);
-        Instance<MetricRegistry> registry = beans.select(MetricRegistry.class);
+        Instance<MetricRegistry> registry = beans.select(MetricRegistry.class, new ApplicationRegistry());
         return on(settings, registry) ? new MpGuardMetrics(registry.get(), settings.get().consumers()) : GuardListener.NONE;
     }
 
     private static OutboxListener outboxMetrics(Instance<Object> beans) {
-        Instance<MetricRegistry> registry = beans.select(MetricRegistry.class);
+        Instance<MetricRegistry> registry = beans.select(MetricRegistry.class, new ApplicationRegistry());
         return on(beans.select(TelemetrySettings.class), registry) ? new MpOutboxMetrics(registry.get()) : OutboxListener.NONE;
     }
 
     /** Metrics are on, and there is a registry: an application without the composition root's settings records nothing. */
     private static boolean on(Instance<TelemetrySettings> settings, Instance<MetricRegistry> registry) {
-        return settings.isResolvable() && settings.get().metrics() && registry.isResolvable();
+        return settings.isResolvable() && settings.get().metrics() && registry.isResolvable() && registry.get() != null;
     }
 }
