@@ -28,6 +28,8 @@ class DocumentedFilesTest {
     @Test
     void everyMarkedBlockIsItsFile() throws IOException {
         Map<String, List<String>> shown = shown();
+        assertTrue(shown.getOrDefault("docs/jms.md", List.of()).contains("src/test/liberty/itapp/configDropins/overrides/jms.xml"),
+                "docs/jms.md shows the server configuration JmsGuardIT runs on: " + shown);
         assertTrue(shown.getOrDefault("docs/database-only.md", List.of()).containsAll(List.of(
                         "src/main/liberty/config/db/mariadb.xml", "src/main/liberty/config/db/postgresql.xml")),
                 "docs/database-only.md shows the datasources the test servers run on: " + shown);
