@@ -11,7 +11,11 @@
 # modes each round runs (default "guarded unguarded"; "outbox" is guarded with the consumer sending
 # its order.reserved event through the transactional outbox, which the other modes leave out;
 # "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database; "ahead" is
-# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16). BENCH_INSTANCES=2 runs a second server
+# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16). Two modes are the floor OnceOnly is compared
+# with, the consumer protected by hand (src/bench-app, in the benchmark's WAR only): "seed" is the
+# seed article's consumer (SET NX EX 30 in Redis, an insert into a table with a unique key, the guard
+# off); "direct" is guarded, with the handler publishing order.reserved itself and waiting for the
+# publisher confirm instead of using the outbox (compare it with "outbox"). BENCH_INSTANCES=2 runs a second server
 # (secondServer, port 9081) on the same queue, Redis and database; both send their shipping calls to
 # the first, so an order shipped by both shows. Other ONCEONLY_*
 # variables reach the server, e.g. ONCEONLY_CONSUMERS_INVENTORY_LEDGER=false or ONCEONLY_STORE=memory.
@@ -33,7 +37,7 @@ SERVERS=defaultServer
 fail() { echo "run-load.sh: $*" >&2; exit 1; }
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-for tool in redis-server redis-cli java mvn; do
+for tool in redis-server redis-cli java mvn psql; do
   command -v "$tool" >/dev/null || fail "'$tool' is required"
 done
 listening 5672 || fail "RabbitMQ is not listening on 127.0.0.1:5672 (start it: rabbitmq-server -detached)"
@@ -104,6 +108,11 @@ write_dropin() { # claim-ahead for this mode
   done
 }
 
+# The seed consumer's table of processed message ids (primary key: the unique index it relies on).
+psql -q -h 127.0.0.1 -U postgres -d test \
+  -c "CREATE TABLE IF NOT EXISTS bench_seed_processed (msg_id VARCHAR(400) PRIMARY KEY)" \
+  || fail "could not create bench_seed_processed in PostgreSQL's database test"
+
 mkdir -p target/bench
 rm -f target/bench/load-r*.json
 for round in $(seq 1 "$ROUNDS"); do
@@ -111,9 +120,11 @@ for round in $(seq 1 "$ROUNDS"); do
   if (( round % 2 )); then modes="${all_modes[*]}"; else modes="$(printf '%s\n' "${all_modes[@]}" | tac | xargs)"; fi
   for mode in $modes; do
     enabled=true
-    [ "$mode" = unguarded ] && enabled=false
+    [ "$mode" = unguarded ] || [ "$mode" = seed ] && enabled=false
     reserved=false
     [ "$mode" = outbox ] && reserved=true
+    hand_written=off
+    [ "$mode" = seed ] || [ "$mode" = direct ] && hand_written="$mode"
     # The events go to the benchmark's sink queue, not to the demo's own consumer of them: that would
     # be a second guarded consumer in the same server, not the outbox's cost.
     binding=order.reserved.downstream-off
@@ -125,7 +136,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
     for s in $SERVERS; do
-      DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+      BENCH_HAND_WRITTEN=$hand_written DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
         DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
         DEMO_SHIPPING_URL=http://localhost:9080/api/shipping "$SERVER" start "$s" --clean >/dev/null
     done

@@ -19,7 +19,7 @@ elapsed=$(( $(date +%s) - started ))
 # strength leaves those out, as PIT's own summary does.
 # The last line is the score without the mutations on lines that call dev.onceonly.internal.support.LogId:
 # what PIT would leave out with LogId in avoidCallsTo ("no mutations on the same line as a match"),
-# read off this run's source lines. The log IDs are an operator contract (README), so the first
+# read off this run's source lines. The log IDs are an operator contract (docs/troubleshooting.md), so the first
 # score, which counts them, is the one reported.
 python3 - "$report" "$elapsed" <<'EOF'
 import sys, xml.etree.ElementTree as ET

@@ -256,13 +256,16 @@ public final class LoadRun {
         }
     }
 
-    /** A run labelled guarded must have seen the guard, and an unguarded one must not: the kill switch is what is compared. */
+    /**
+     * A run labelled guarded (or direct) must have seen the guard, and an unguarded or seed one must
+     * not: the kill switch is what is compared, and the seed consumer protects itself by hand.
+     */
     private static void checkMode(String label, long guardSamples) {
-        if (label.equals("guarded") && guardSamples == 0) {
-            throw new IllegalStateException("run labelled guarded, but the guard reported nothing: is onceonly.enabled=false set?");
+        if ((label.equals("guarded") || label.equals("direct")) && guardSamples == 0) {
+            throw new IllegalStateException("run labelled " + label + ", but the guard reported nothing: is onceonly.enabled=false set?");
         }
-        if (label.equals("unguarded") && guardSamples > 0) {
-            throw new IllegalStateException("run labelled unguarded, but the guard reported " + guardSamples
+        if ((label.equals("unguarded") || label.equals("seed")) && guardSamples > 0) {
+            throw new IllegalStateException("run labelled " + label + ", but the guard reported " + guardSamples
                     + " messages: the kill switch (ONCEONLY_ENABLED=false) did not reach the server");
         }
     }

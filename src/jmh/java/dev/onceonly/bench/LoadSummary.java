@@ -20,6 +20,16 @@ final class LoadSummary {
     static final double TARGET_CPU_NO_DUPLICATES = 1.05;
     /** ... and throughput at 20 % duplicates, where the guard saves the duplicates' work. */
     static final double TARGET_RATE_20_PERCENT = 1.15;
+    /** Guarded against the seed article's hand-written consumer: msg/s at 0 % duplicates. */
+    static final double SEED_RATE_NO_DUPLICATES = 0.97;
+    /** The same with duplicates, where skipping them early is what both do. */
+    static final double SEED_RATE_DUPLICATES = 1.00;
+    /** Guarded against seed: machine CPU per message. */
+    static final double SEED_CPU = 1.03;
+    /** The outbox against publishing with a confirm from the handler: msg/s. */
+    static final double DIRECT_RATE = 0.90;
+    /** The outbox against direct publishing: machine CPU per message. */
+    static final double DIRECT_CPU = 1.15;
 
     private LoadSummary() {
     }
@@ -151,7 +161,40 @@ final class LoadSummary {
                         TARGET_RATE_20_PERCENT, verdict(rate >= TARGET_RATE_20_PERCENT)));
             }
         }
+        int duplicatePercent = duplicatePercent(runs);
+        floor(b, rateByRound, cpuByRound, "guarded", "seed", duplicatePercent == 0 ? SEED_RATE_NO_DUPLICATES : SEED_RATE_DUPLICATES,
+                SEED_CPU);
+        floor(b, rateByRound, cpuByRound, "outbox", "direct", DIRECT_RATE, DIRECT_CPU);
         return b.toString();
+    }
+
+    /**
+     * {@code mode} against the hand-written {@code floor} it must stay close to: per round, then the
+     * medians with their targets (msg/s at least {@code rateTarget} of the floor's, machine CPU per
+     * message at most {@code cpuTarget} of it). Nothing when the runs have not both.
+     */
+    private static void floor(StringBuilder b, Map<String, Map<String, Integer>> rateByRound, Map<String, Map<String, Integer>> cpuByRound,
+                              String mode, String floor, double rateTarget, double cpuTarget) {
+        List<Double> rates = new ArrayList<>();
+        List<Double> cpus = new ArrayList<>();
+        rateByRound.forEach((round, r) -> {
+            Integer m = r.get(mode);
+            Integer f = r.get(floor);
+            if (m != null && f != null && f > 0) {
+                int mc = cpuByRound.get(round).get(mode);
+                int fc = cpuByRound.get(round).get(floor);
+                rates.add((double) m / f);
+                cpus.add((double) mc / fc);
+                b.append(String.format(Locale.ROOT, "round %s: %s/%s msg/s = %,d / %,d = %.3f; machine CPU per message %,d / %,d µs = %.3f%n",
+                        round, mode, floor, m, f, (double) m / f, mc, fc, (double) mc / fc));
+            }
+        });
+        if (!rates.isEmpty()) {
+            double rate = median(rates);
+            double cpu = median(cpus);
+            b.append(String.format(Locale.ROOT, "median %s/%s over %d round(s): msg/s %.3f (target >= %.2f %s), machine CPU per message %.3f (target <= %.2f %s)%n",
+                    mode, floor, rates.size(), rate, rateTarget, verdict(rate >= rateTarget), cpu, cpuTarget, verdict(cpu <= cpuTarget)));
+        }
     }
 
     /** The share of duplicates the runs published, in whole percent (the same in every run of a table). */

@@ -17,7 +17,7 @@ package dev.onceonly.api;
  * @param retryable  whether delivering the message again may succeed: {@code false} for
  *                   {@link Outcome#CONFLICT}, {@link Outcome#REJECTED} and a {@link Outcome#FAILED}
  *                   whose exception the consumer's retry rule says is not worth retrying
- *                   ({@code no-retry-for}, README "Which failures are retried"); {@code true} for every other
+ *                   ({@code no-retry-for}, docs/consumers.md, "Which failures are retried"); {@code true} for every other
  *                   decision. A connector dead-letters a FAILED message that is not retryable at
  *                   once instead of trying it again
  */

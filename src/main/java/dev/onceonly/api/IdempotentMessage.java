@@ -105,7 +105,7 @@ public @interface IdempotentMessage {
      * class in the reason. Subclasses match. Added to the built-in defaults
      * ({@code IllegalArgumentException} and the JSON-P and JSON-B exceptions), which count only
      * when nothing listed here or in {@link #retryFor()} matches. The rule that decides between the
-     * lists is in README, "Which failures are retried".
+     * lists is in docs/consumers.md, "Which failures are retried".
      *
      * <p>Overridden by {@code onceonly.consumers.<consumer>.no-retry-for}, then
      * {@code onceonly.no-retry-for} (comma-separated class names). Empty: not set here.

@@ -11,7 +11,7 @@ package dev.onceonly.api;
  *
  * <p>Delivery is at least once, with a stable message id: a relay that dies after the broker
  * confirmed a row and before it marked the row sent publishes it again, with the same id. A consumer
- * guarding on the message id (for example {@code @IdempotentMessage(key = KeyStrategy.MESSAGE_ID)})
+ * guarding on the message id (for example {@code @IdempotentMessage(keyStrategy = KeyStrategy.MESSAGE_ID)})
  * therefore applies each message once.
  */
 public interface Outbox {

@@ -156,7 +156,7 @@ public final class OutgoingRabbitMetadata {
         /**
          * Adds a header; values must be types AMQP can encode (String, numbers, Boolean, Date, List, Map, byte[]).
          * With tracing, a {@code traceparent} set here is published as set, and the connector adds no
-         * trace context of its own (README, "Tracing across the broker").
+         * trace context of its own (docs/observability.md, "Tracing across the broker").
          *
          * @param name the header name
          * @param value the header value

@@ -45,7 +45,7 @@ class LayeringTest {
     /** The packages applications and store implementers write against; everything else is {@code internal}. */
     private static final String[] PUBLIC_PACKAGES = {"dev.onceonly.api..", "dev.onceonly.http..", "dev.onceonly.spi..", "dev.onceonly.rabbitmq"};
 
-    /** What applications write against (README): api, http, spi and the connector's metadata. */
+    /** What applications write against (docs/architecture.md): api, http, spi and the connector's metadata. */
     private static final DescribedPredicate<JavaClass> PUBLIC_API = resideInAnyPackage(PUBLIC_PACKAGES)
             .as("the public API (api, http, spi, the connector's metadata in rabbitmq)");
 

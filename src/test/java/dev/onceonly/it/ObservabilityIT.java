@@ -166,6 +166,7 @@ class ObservabilityIT {
     void readinessGoesDownWithRedisAndComesBackWhileLivenessStaysUp() throws Exception {
         String ready = get("/health/ready").body();
         assertTrue(ready.contains("\"status\":\"UP\"") && ready.contains("\"ledger\":\"UP\"") && ready.contains("\"rabbitmq\":\"UP\""), ready);
+        assertTrue(ready.contains("\"name\":\"onceonly-readiness\""), ready);
         int port = Integer.getInteger("onceonly.test.redis.port", 6390);
         exec("redis-cli", "-p", Integer.toString(port), "shutdown", "nosave");
         try {
@@ -176,6 +177,7 @@ class ObservabilityIT {
                     down.body());
             HttpResponse<String> live = get("/health/live");
             assertEquals(200, live.statusCode(), live.body());
+            assertTrue(live.body().contains("\"name\":\"onceonly-liveness\""), live.body());
         } finally {
             String pidFile = Path.of(System.getProperty("onceonly.test.redis.pidfile", "target/it-redis/redis.pid"))
                     .toAbsolutePath().toString();

@@ -67,6 +67,27 @@ class OnceOnlyKeyScriptTest {
     }
 
     @Test
+    void derivesUnderAnotherApplicationsPrefix() throws Exception {
+        byte[] body = "{\"orderId\":\"o-7\"}".getBytes(StandardCharsets.UTF_8);
+        MessageView m = MessageView.of("orders", "order.placed", null, Map.of(), body);
+        MessageKey expected = new KeyDeriver("billing:").derive(
+                Settings.withKey(content, KeyStrategy.JSON_POINTER, false, "/orderId"), m, null);
+        assertEquals(expected.storeKey(), key("--prefix", "billing:", "--json-pointer-value", "o-7"));
+    }
+
+    @Test
+    void helpIsTheHeaderCommentAndNothingElse() throws Exception {
+        Process p = new ProcessBuilder(SCRIPT.toString(), "--help").redirectErrorStream(true).start();
+        List<String> help = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue());
+        List<String> header = Files.readAllLines(SCRIPT).stream().skip(1).takeWhile(l -> l.startsWith("#"))
+                .map(l -> l.replaceFirst("^# ?", "")).toList();
+        assertEquals(header, help);
+        assertTrue(help.stream().anyMatch(l -> l.contains("--prefix") && l.startsWith("  bin/onceonly-key")), help.toString());
+    }
+
+    @Test
     void showsTheClaimInRedisAndTheLedgerRow() throws Exception {
         String id = "o-" + UUID.randomUUID();
         MessageKey k = derive(KeyStrategy.JSON_POINTER,

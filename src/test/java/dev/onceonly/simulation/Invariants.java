@@ -11,10 +11,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What must hold after every run, in every mode, once the world has settled (README's guarantees):
+ * What must hold after every run, in every mode, once the world has settled (docs/guarantees.md):
  * <ul>
  *   <li>each message's effect at most once — with the ledger always; without it, a second effect is
- *       allowed only where a window README names opened for that message (counted, not failed);</li>
+ *       allowed only where a window docs/guarantees.md names opened for that message (counted, not failed);</li>
  *   <li>nothing lost: each message's effect committed, or the message dead-lettered by the
  *       connector with its outcome and reason; the broker itself dropped nothing;</li>
  *   <li>poison messages and messages without a key dead-lettered, never applied (guarded); a valid
@@ -52,7 +52,7 @@ final class Invariants {
             if (effects > 1) {
                 String window = w.windows.get(id);
                 if (!w.mode.ledger() && window != null || !w.mode.guarded()) {
-                    trace.event(id + " applied " + effects + " times, in a window README names: " + window);
+                    trace.event(id + " applied " + effects + " times, in a window docs/guarantees.md names: " + window);
                 } else {
                     trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")"));
                 }

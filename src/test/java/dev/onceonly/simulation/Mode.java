@@ -102,7 +102,7 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return Settings.withRetry(s, List.of(), List.of(SimInstance.PoisonException.class));
     }
 
-    /** The signing keys of a rotation by rolling restart (README's three steps; the simulation takes the first two). */
+    /** The signing keys of a rotation by rolling restart (the three steps docs/configuration.md gives for copy-signing-previous-keys; the simulation takes the first two). */
     static final String OLD_KEY = "simulation-signing-key";
     static final String NEW_KEY = "simulation-signing-key-rotated";
 

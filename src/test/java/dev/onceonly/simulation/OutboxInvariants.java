@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What must hold of the outbox once the world settled (README, "The transactional outbox"), beside
+ * What must hold of the outbox once the world settled (docs/outbox.md), beside
  * what is checked as it happens (ids unique per handler run, {@link SimOutboxSide}; each publish made
  * under its row's lock and in its source's order, {@link SimOutbox#checkPublish}):
  * <ul>

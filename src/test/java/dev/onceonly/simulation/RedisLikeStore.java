@@ -40,7 +40,7 @@ final class RedisLikeStore implements ClaimStore {
     }
 
     static final String LOST_DONE = "the store lost a done mark (Redis failed over before replication, or restarted empty)";
-    /** Not in README's list: the holder passed its check, so it commits, and a copy took the key the store no longer had. */
+    /** Not in docs/guarantees.md's list: the holder passed its check, so it commits, and a copy took the key the store no longer had. */
     static final String LOST_CONFIRMED = "the store lost a claim between its holder's pre-commit check and its done mark,"
             + " and a copy claimed the key meanwhile (Redis failed over before replication, or restarted empty)";
 
@@ -71,7 +71,7 @@ final class RedisLikeStore implements ClaimStore {
     private final Map<String, Integer> holders = new HashMap<>();
 
     /**
-     * @param window    told the keys a lost write opened README's window for (without the ledger), with why
+     * @param window    told the keys a lost write opened the window docs/guarantees.md names for (without the ledger), with why
      * @param confirmed whether a claim token's holder passed its pre-commit check and has not marked its key done
      */
     RedisLikeStore(SimLoop loop, Faults faults, BiConsumer<List<String>, String> window, Predicate<String> confirmed) {

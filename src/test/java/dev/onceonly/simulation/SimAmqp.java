@@ -67,7 +67,7 @@ final class SimAmqp {
 
     /**
      * {@code owner} reached its drain timeout: the deliveries it still holds (in progress, or whose
-     * copy the broker would not confirm) go back counted, as README says, like a crashed instance's.
+     * copy the broker would not confirm) go back counted, as docs/connector.md says, like a crashed instance's.
      */
     void drainTimedOut(SimLoop.Owner owner) {
         closing.add(owner);

@@ -48,7 +48,7 @@ final class SimDatabase {
         this.windows = windows;
     }
 
-    /** Where an effect may repeat by design without a ledger: the windows README names. */
+    /** Where an effect may repeat by design without a ledger: the windows docs/guarantees.md names. */
     interface Windows {
         void opened(String logicalId, String why);
     }

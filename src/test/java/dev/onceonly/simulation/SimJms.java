@@ -251,7 +251,7 @@ final class SimJms {
 
     /**
      * Whether an instance that ran the message's handler died (with the ledger, its done mark
-     * waits in DoneWriter: the key stays in progress until its lease ends, a BUSY README names),
+     * waits in DoneWriter: the key stays in progress until its lease ends, a BUSY docs/guarantees.md names),
      * so that the ledger's duplicate could not mark a key another holder had. Conservative: a
      * death at any time after counts.
      */

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * broker answered or the relay's wait is over ({@link SimOutbox.Relay#deadline}), and the relay's
  * own wait only has to end. Each publish is checked as it is made: its row is committed and locked
  * by the relay publishing it, and every earlier committed row of its source is done or was
- * confirmed by the broker (README's order). Besides the broker's nacks and lost confirms
+ * confirmed by the broker (docs/outbox.md's order). Besides the broker's nacks and lost confirms
  * ({@link SimAmqp}), the broker sometimes closes the relay's channels right after a publish.
  */
 final class SimOutboxSide {
@@ -61,7 +61,7 @@ final class SimOutboxSide {
 
     /**
      * The handler's sends for {@code id}, in its transaction: the same messages on every run (as
-     * README asks), one of them maybe from a {@code REQUIRES_NEW} transaction of its own.
+     * docs/outbox.md asks), one of them maybe from a {@code REQUIRES_NEW} transaction of its own.
      */
     void send(String id) {
         SimOutbox.Plan plan = world.outbox.plan(id, world.loop.random);

@@ -47,7 +47,7 @@ final class SimStore implements BatchClaimStore {
     private final Set<String> faultedKeys = new java.util.HashSet<>();
     /**
      * Told the keys of every done mark a fault hit, and of every done mark that landed after the lease
-     * its pre-commit check confirmed: without a ledger, their messages may run again (README's
+     * its pre-commit check confirmed: without a ledger, their messages may run again (docs/guarantees.md's
      * windows), with why.
      */
     private final BiConsumer<List<String>, String> faulted;
@@ -75,7 +75,7 @@ final class SimStore implements BatchClaimStore {
     /**
      * The engine's pre-commit check (without a ledger) for a transaction writing {@code keys} is
      * about to run: a claim or renewal of one of them now is that check, and the lease it confirms
-     * must outlast the done mark, else a copy may run again (README: a pause, or a store slow on the
+     * must outlast the done mark, else a copy may run again (docs/guarantees.md: a pause, or a store slow on the
      * mark, for longer than the lease between that check and the mark). Checks nest: another
      * transaction of this instance may commit during this check's round trip.
      *
@@ -118,7 +118,7 @@ final class SimStore implements BatchClaimStore {
      * The store answered {@code token}'s done mark. Applied, its window closes. Not applied (the store
      * lost the claim), the holder takes the key again ({@link #claim}) and marks it then: until that
      * re-take it is still between its check and its mark, and a copy that claims the key meanwhile
-     * runs beside its commit (README's window for a claim lost after the check). The re-take is the
+     * runs beside its commit (the window docs/guarantees.md names for a claim lost after the check). The re-take is the
      * holder's very next call ({@link #nextCall}): any other call of this instance first closes the
      * window, so that a holder that does not take its key again is not excused.
      */
@@ -167,7 +167,7 @@ final class SimStore implements BatchClaimStore {
     }
 
     /**
-     * @param marks the keys whose done marks the call writes: a fault on it opens README's window for
+     * @param marks the keys whose done marks the call writes: a fault on it opens the window docs/guarantees.md names for
      *              them (the store failing or freezing on the mark); on any other call the engine's
      *              fencing and pre-commit check must hold, so a fault there opens none
      */

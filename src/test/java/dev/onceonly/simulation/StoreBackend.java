@@ -43,7 +43,7 @@ final class StoreBackend implements AutoCloseable {
 
     /**
      * @param owner     who runs the database store's purge: an owner that never dies
-     * @param window    told the keys a fault of the store itself opened README's window for, with why
+     * @param window    told the keys a fault of the store itself opened the window docs/guarantees.md names for, with why
      * @param confirmed whether a claim token's holder passed its pre-commit check and has not marked its key done
      */
     static StoreBackend open(Mode mode, SimLoop loop, SimLoop.Owner owner, BiConsumer<List<String>, String> window,

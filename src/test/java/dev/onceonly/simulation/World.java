@@ -117,7 +117,7 @@ final class World {
 
     /**
      * Starts the instance of {@code slot}. Each restart takes the signing key's rotation one step
-     * further, as far as README's procedure allows: no instance signs with the new key before every
+     * further, as far as docs/connector.md's procedure allows: no instance signs with the new key before every
      * other one accepts it. Copies signed before a step are still in flight after it.
      */
     private void start(int slot) {
@@ -219,7 +219,7 @@ final class World {
     }
 
     /**
-     * The handler saw attempt {@code attempt} of one published copy. Only failures count (README:
+     * The handler saw attempt {@code attempt} of one published copy. Only failures count (docs/connector.md:
      * BUSY and RETRY never spend attempts), and returns the connector did not make (its channel
      * closed, its instance died): the attempt is at most one more than those.
      */

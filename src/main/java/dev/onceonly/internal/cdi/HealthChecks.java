@@ -18,7 +18,8 @@ import java.util.Optional;
  * feature, even when the bean was vetoed.
  *
  * <p>Readiness asks every {@link HealthProbe} (claim store, ledger datasource, broker channels) and
- * names each part that failed. Liveness deliberately does not look at Redis or the broker: a blip
+ * names each part that failed. The two are named apart ({@code onceonly-readiness},
+ * {@code onceonly-liveness}) so a monitor tells which answered. Liveness deliberately does not look at Redis or the broker: a blip
  * there must make the instance not ready, never restart it.
  */
 final class HealthChecks {
@@ -34,7 +35,7 @@ final class HealthChecks {
     }
 
     private static HealthCheckResponse readiness() {
-        HealthCheckResponseBuilder b = HealthCheckResponse.named("onceonly").up();
+        HealthCheckResponseBuilder b = HealthCheckResponse.named("onceonly-readiness").up();
         for (HealthProbe probe : CDI.current().select(HealthProbe.class)) {
             Optional<String> problem = probe.problem();
             b.withData(probe.name(), problem.map(p -> "DOWN: " + p).orElse("UP"));
@@ -47,8 +48,8 @@ final class HealthChecks {
     }
 
     private static HealthCheckResponse liveness() {
-        OnceOnlyRuntime runtime = CDI.current().select(OnceOnlyRuntime.class).get();
-        return HealthCheckResponse.named("onceonly").status(runtime.store() != null)
-                .withData("store", runtime.store() == null ? "not started" : runtime.store().name()).build();
+        Optional<String> store = CDI.current().select(GuardLife.class).get().storeName();
+        return HealthCheckResponse.named("onceonly-liveness").status(store.isPresent())
+                .withData("store", store.orElse("not started")).build();
     }
 }

@@ -44,7 +44,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * and closed when it stops.
  */
 @ApplicationScoped
-public class OnceOnlyRuntime {
+public class OnceOnlyRuntime implements GuardLife {
 
     @Inject
     OnceOnlyExtension extension;
@@ -205,6 +205,11 @@ public class OnceOnlyRuntime {
     /** {@return the claim store in use (diagnostics)} */
     public ClaimStore store() {
         return store;
+    }
+
+    @Override
+    public Optional<String> storeName() {
+        return Optional.ofNullable(store).map(ClaimStore::name);
     }
 
     /** The switch that suspends and resumes the claim store for this application. */

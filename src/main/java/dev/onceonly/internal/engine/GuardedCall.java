@@ -89,7 +89,7 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      * does), else the transaction rolls back: a holder whose lease lapsed during a pause or a store
      * failover must not commit while another holder runs the handler. With the ledger on there is
      * nothing to prove: its unique key already makes a second commit of the message impossible.
-     * What remains is the commit's own duration (stated in README).
+     * What remains is the commit's own duration (stated in docs/guarantees.md).
      */
     @Override
     public boolean mayCommit() {

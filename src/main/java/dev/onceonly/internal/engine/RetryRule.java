@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
  * the configuration layer; immutable. Only what the method threw is classified: a failure of the
  * guard's own commit after the method returned (the database's, not the message's) is retried.
  *
- * <p>The rule (README, "Which failures are retried"):
+ * <p>The rule (docs/consumers.md, "Which failures are retried"):
  * <ol>
  *   <li>The exception the method threw is looked at, then its cause, that one's cause and so on, so
  *       a wrapper a container or an interceptor put around the application's exception

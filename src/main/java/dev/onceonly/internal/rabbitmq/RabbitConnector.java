@@ -40,7 +40,7 @@ import java.util.concurrent.ThreadFactory;
  * The {@value #NAME} connector: RabbitMQ (AMQP 0-9-1, amqp-client) for MicroProfile Reactive
  * Messaging, aware of OnceOnly's outcomes. Select it per channel with
  * {@code mp.messaging.incoming.<channel>.connector=onceonly-rabbitmq} (or {@code outgoing}); the
- * properties are listed in README.
+ * properties are listed in docs/configuration.md.
  *
  * <p>Channels are created during deployment (so a bad property stops the application) but connect
  * only once the application has started, on the server's managed threads. Before the application

@@ -47,15 +47,9 @@ public final class CurrentKey {
      * @return the scope that restores the previous key and its count
      */
     public static Scope enter(String key) {
-        Run previous = RUN.get();
-        RUN.set(new Run(key));
-        return () -> {
-            if (previous == null) {
-                RUN.remove();
-            } else {
-                RUN.set(previous);
-            }
-        };
+        Run run = new Run(key, RUN.get());
+        RUN.set(run);
+        return run;
     }
 
     /** Restores the previous key. */
@@ -66,13 +60,28 @@ public final class CurrentKey {
         void close();
     }
 
-    /** One handler run on this thread: its key and how many outbox messages it numbered. */
-    private static final class Run {
+    /**
+     * One handler run on this thread: its key, how many outbox messages it numbered, and the run it
+     * interrupted (a nested guarded call), which its closing makes current again.
+     */
+    private static final class Run implements Scope {
         final String key;
+        final Run previous;
         int sends;
 
-        Run(String key) {
+        Run(String key, Run previous) {
             this.key = key;
+            this.previous = previous;
+        }
+
+        /**
+         * Sets the previous run back, {@code null} outside any. Not {@code ThreadLocal.remove}: the
+         * thread's entry stays, holding nothing (its key is weakly held, so a redeployed application
+         * is not pinned), and the next run on this pooled thread reuses it instead of allocating one.
+         */
+        @Override
+        public void close() {
+            RUN.set(previous);
         }
     }
 }

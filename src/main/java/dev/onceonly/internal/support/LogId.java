@@ -4,7 +4,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Every line OnceOnly logs, with a stable ID (listed in README). Lines carry context (consumer,
+ * Every line OnceOnly logs, with a stable ID (listed in docs/troubleshooting.md). Lines carry context (consumer,
  * key digest, store, elapsed time) and never a message body or a secret. The last letter of the
  * ID is the severity: I(nfo), W(arning), E(rror).
  */

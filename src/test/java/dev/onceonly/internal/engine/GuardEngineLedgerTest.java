@@ -591,7 +591,7 @@ class GuardEngineLedgerTest {
     }
 
     /**
-     * What README says happens when an instance dies between the acknowledgement and the done
+     * What docs/guarantees.md says happens when an instance dies between the acknowledgement and the done
      * marker: a copy meets the claim in progress (BUSY, not an attempt) until the lease ends, then
      * claims it and is stopped by the ledger's row. The effect stays single.
      */

@@ -245,7 +245,7 @@ class KeyDeriverTest {
         }
     }
 
-    /** The encoding README's "Key format" documents and bin/onceonly-key computes: each part as its UTF-8 length, ':' and the value. */
+    /** The encoding docs/consumers.md's "Key format" documents and bin/onceonly-key computes: each part as its UTF-8 length, ':' and the value. */
     @Test
     void compositeKeysAreTheDocumentedLengthPrefixedParts() throws Exception {
         MessageView m = tenantOrder("t\u00fc,1", "o:7");

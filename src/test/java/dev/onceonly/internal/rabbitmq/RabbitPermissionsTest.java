@@ -19,7 +19,7 @@ import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The connector under a RabbitMQ user limited to its own names, as README states the rule: it
+ * The connector under a RabbitMQ user limited to its own names, as docs/connector.md states the rule: it
  * declares its queue, exchange, dead-letter exchange and queue, consumes, publishes its counted
  * retry copies (through the default exchange, "amq.default") and its dead letters — and needs
  * nothing else.
@@ -38,7 +38,7 @@ class RabbitPermissionsTest {
     @BeforeEach
     void limitedUser() throws Exception {
         TestRabbit.rabbitmqctl("add_user", user, "pw-" + id);
-        // The rule of README's "RabbitMQ permissions": the application's own names, plus the default
+        // The rule of docs/connector.md's "Permissions": the application's own names, plus the default
         // exchange for retry copies.
         String own = "^" + names.replace(".", "\\.") + "(\\..*)?$";
         String ownAndDefault = "^(" + names.replace(".", "\\.") + "(\\..*)?|amq\\.default)$";

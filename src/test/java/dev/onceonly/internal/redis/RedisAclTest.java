@@ -15,13 +15,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
- * The least privilege the store needs, as README states it: a Redis ACL user limited to the key
+ * The least privilege the store needs, as docs/operations.md states it: a Redis ACL user limited to the key
  * prefix and a handful of commands. Every primitive works under it, scripts are reloaded after a
  * SCRIPT FLUSH, readiness answers, and a key outside the prefix is refused (the limit is real).
  */
 class RedisAclTest {
 
-    /** The ACL rule of README's "Operations" section. */
+    /** The ACL rule of docs/operations.md, "Least privilege". */
     static final String RULE = "~oo:* resetchannels -@all +evalsha +eval +get +set +del +pexpire +exists +ping"
             + " +client|setname +hello";
 
