@@ -14,7 +14,7 @@ import jakarta.json.JsonObject;
 import java.io.StringReader;
 
 /**
- * A message-driven bean on Liberty's own messaging engine (queue jms/itOrders), guarded like any
+ * A message-driven bean on Liberty's own messaging engine (queue jms/orders), guarded like any
  * consumer: the key is the body's {@code /id}, the ledger row commits in the bean's
  * container-managed transaction. A body with {@code "fail": true} fails on every delivery, so the
  * engine's redelivery limit moves it to the queue's exception destination; one without an id is
@@ -22,7 +22,7 @@ import java.io.StringReader;
  */
 @MessageDriven(name = "JmsOrders", activationConfig = {
         @ActivationConfigProperty(propertyName = "destinationType", propertyValue = "jakarta.jms.Queue"),
-        @ActivationConfigProperty(propertyName = "destinationLookup", propertyValue = "jms/itOrders")})
+        @ActivationConfigProperty(propertyName = "destinationLookup", propertyValue = "jms/orders")})
 public class JmsOrders implements MessageListener {
 
     @Inject
