@@ -87,6 +87,7 @@ class ConsumerPoliciesIT {
         assertTrue(attempts.get(1).contains("failed on attempt 2 of "), attempts.get(1));
         assertEquals(List.of(), log.tracedSince(mark, "ONCE0516W"));
         assertEquals(List.of(), log.raisedSince(mark));
+        assertEquals(List.of(), log.incidentsSince(mark).stream().filter(l -> l.contains("backoff: failing on purpose")).toList());
     }
 
     private static int decided(JsonObject before) throws Exception {

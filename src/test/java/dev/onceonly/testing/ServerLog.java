@@ -14,10 +14,10 @@ import java.util.List;
 public final class ServerLog {
 
     /**
-     * What the container or the messaging runtime logs for an exception a guarded method let out:
-     * Reactive Messaging's error (with its trace), the EJB container's, and the diagnostic incidents.
+     * What the container or the messaging runtime logs at ERROR for an exception a guarded method
+     * let out: Reactive Messaging's (with its trace), the EJB container's.
      */
-    private static final List<String> RAISED = List.of("SRMSG00200", "CNTR0020E", "FFDC1015I");
+    private static final List<String> RAISED = List.of("SRMSG00200", "CNTR0020E");
 
     private final Path file;
 
@@ -44,6 +44,11 @@ public final class ServerLog {
     /** {@return the lines after {@code mark} saying an exception reached the container or the messaging runtime} */
     public List<String> raisedSince(int mark) throws IOException {
         return since(mark).stream().filter(l -> RAISED.stream().anyMatch(l::contains)).toList();
+    }
+
+    /** {@return the diagnostic incidents (FFDC) created after {@code mark}, one line each} */
+    public List<String> incidentsSince(int mark) throws IOException {
+        return since(mark).stream().filter(l -> l.contains("FFDC1015I")).toList();
     }
 
     /** {@return the lines after {@code mark} that start with {@code logId}, after Liberty's prefix} */
