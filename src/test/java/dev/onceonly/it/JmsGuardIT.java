@@ -72,13 +72,18 @@ class JmsGuardIT {
         int mark = LOG.mark();
         String id = "jms-fails-once-" + UUID.randomUUID();
         JsonObject before = ItServer.outcomes("it-jms");
+        long rowsBefore = ledgerRows();
         send("{\"id\":\"" + id + "\",\"failRuns\":1}", 1);
 
-        await("the effect after one failure", LIMIT, () -> ItServer.effects("it-jms", id), n -> n == 1);
+        // PROCESSED is reported once the bean's transaction has committed.
+        await("processed after one failure", LIMIT, () -> ItServer.outcomes("it-jms").getInt("PROCESSED") - before.getInt("PROCESSED"),
+                n -> n >= 1);
         JsonObject after = ItServer.outcomes("it-jms");
+        assertEquals(1, ItServer.effects("it-jms", id), "applied once; outcomes " + after);
         assertEquals(2, ItServer.deliveries("it-jms", id), "failed once, then applied");
         assertEquals(1, after.getInt("FAILED") - before.getInt("FAILED"), after.toString());
         assertEquals(1, after.getInt("PROCESSED") - before.getInt("PROCESSED"), after.toString());
+        assertEquals(rowsBefore + 1, ledgerRows(), "one ledger row: the failed delivery's rolled back with it");
         await("the failure's line", LIMIT, () -> LOG.linesSince(mark, "ONCE0704W").size(), n -> n == 1);
         assertEquals(1, LOG.tracedSince(mark, "ONCE0704W").size(), "its trace, once");
         assertQuiet(mark);
