@@ -81,8 +81,10 @@ public final class JpaOutboxStore implements OutboxStore {
                 + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
                 + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
         this.markSent = "update " + table + " set state = 1, sent_at = ? where id = ?";
-        this.markRefused = "update " + table + " set attempts = attempts + 1, last_error = ?,"
-                + " state = case when attempts + 1 >= ? then 2 else 0 end where id = ?";
+        // The state first: MariaDB evaluates assignments left to right, so after "attempts = attempts + 1"
+        // the condition would count this refusal twice and park a row one refusal early.
+        this.markRefused = "update " + table + " set state = case when attempts + 1 >= ? then 2 else 0 end,"
+                + " attempts = attempts + 1, last_error = ? where id = ?";
     }
 
     @Override
@@ -170,8 +172,8 @@ public final class JpaOutboxStore implements OutboxStore {
             if (!refused.isEmpty()) {
                 try (PreparedStatement s = c.prepareStatement(markRefused)) {
                     for (Map.Entry<Long, String> e : refused.entrySet()) {
-                        s.setString(1, e.getValue());
-                        s.setInt(2, maxAttempts);
+                        s.setInt(1, maxAttempts);
+                        s.setString(2, e.getValue());
                         s.setLong(3, e.getKey());
                         s.addBatch();
                     }
