@@ -144,7 +144,7 @@ class JmsGuardIT {
 
     private static long ledgerRows() throws Exception {
         try (Connection c = LedgerDatabase.H2.connect();
-             PreparedStatement s = c.prepareStatement("select count(*) from onceonly_processed_message where consumer = ?")) {
+             PreparedStatement s = c.prepareStatement("select count(*) from itapp_processed_message where consumer = ?")) {
             s.setString(1, "it-jms");
             try (ResultSet r = s.executeQuery()) {
                 r.next();

@@ -163,7 +163,7 @@ public enum LogId {
     /** Reporting a transaction's outcome to the guard failed. */
     ONCE0405W(Level.WARNING, "Asking the guard before a commit, or telling it the outcome, failed: %s"),
     /** Ledger DDL applied at startup ({@code onceonly.ledger.create-schema=true}). */
-    ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)"),
+    ONCE0406I(Level.INFO, "Table checked or created: %s (onceonly.ledger.create-schema=true)"),
     /** The outbox is in use. */
     ONCE0601I(Level.INFO, "Outbox in use on %s: sweep every %s for rows older than %s, batches of %d, parked after %d refusals, "
             + "sent rows kept %s"),
