@@ -29,12 +29,29 @@ public interface Dispatch {
     void decided(GuardEvent event);
 
     /**
+     * As {@link #decided(GuardEvent)}, with what the guarded call throws for it: the handler's (or
+     * the commit's) exception for {@code FAILED}, a refusal's exception, or {@code null}. A connector
+     * that {@linkplain #settlesFromDecision() settles from the decision} needs it for a failure it
+     * is not thrown: the dead letter's reason, and the stack trace it logs once. The guard's adapter
+     * calls this one; the default hands the event alone to {@link #decided(GuardEvent)}.
+     *
+     * @param event   the decision
+     * @param failure what the call throws, or {@code null} when it returns
+     */
+    default void decided(GuardEvent event, Throwable failure) {
+        decided(event);
+    }
+
+    /**
      * Whether the connector settles this message from {@link #decided} alone, so that a refusal
-     * ({@code BUSY}, {@code RETRY}, {@code CONFLICT}, {@code REJECTED}) needs no exception to reach
-     * it: the guarded method the messaging runtime invoked for this message may then return its
-     * skipped result instead of throwing, and the runtime (which logs every exception of a consumer
-     * method as an error) stays quiet about an outcome that is handled. The connector must then
-     * settle the message from the decision however the messaging runtime then acknowledges it.
+     * ({@code BUSY}, {@code RETRY}, {@code CONFLICT}, {@code REJECTED}) or a handler failure
+     * ({@code FAILED}) needs no exception to reach it: the guarded method the messaging runtime
+     * invoked for this message may then return its skipped result instead of throwing, and the
+     * runtime (which logs every exception of a consumer method as an error) stays quiet about an
+     * outcome that is handled. The connector must then settle the message from the decision however
+     * the messaging runtime then acknowledges it: a refusal as the refusal says, a failure as a
+     * failed attempt (tried again or dead-lettered, never acknowledged as processed), and log the
+     * failure itself.
      *
      * @return {@code false} unless the connector settles from the decision; {@code false} for {@link #of}
      */

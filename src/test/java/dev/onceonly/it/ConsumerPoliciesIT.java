@@ -1,6 +1,7 @@
 package dev.onceonly.it;
 
 import dev.onceonly.testing.ItServer;
+import dev.onceonly.testing.ServerLog;
 import dev.onceonly.testing.TestRabbit;
 import jakarta.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
@@ -15,6 +16,7 @@ import java.util.UUID;
 import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Per-consumer policies on Liberty, in the test application built from the library artifact: a
@@ -65,6 +67,8 @@ class ConsumerPoliciesIT {
 
     @Test
     void retriesWaitInTheBrokersDelayQueuesAndTheThirdAttemptSucceeds() throws Exception {
+        ServerLog log = ServerLog.of("onceonly-it");
+        int mark = log.mark();
         String body = "backoff-" + UUID.randomUUID();
         rabbit.publish(EXCHANGE, "it.backoff", body);
 
@@ -75,6 +79,15 @@ class ConsumerPoliciesIT {
         assertFalse(delayQueues.isEmpty(), "the retries waited in a delay queue of the broker's");
         await("the work queue to be empty (acked)", LIMIT, () -> TestRabbit.total(NAMES + ".backoff"), n -> n == 0);
         assertEquals(0, TestRabbit.total(NAMES + ".backoff.dlq"));
+        // Each failed attempt is one line of the connector's, without a trace (the message was not
+        // dead-lettered); Reactive Messaging never saw the failures, so it logged no error.
+        List<String> attempts = log.linesSince(mark, "ONCE0516W").stream().filter(l -> l.contains("consumer 'it-backoff'")).toList();
+        assertEquals(2, attempts.size(), attempts.toString());
+        assertTrue(attempts.get(0).contains("failed on attempt 1 of "), attempts.get(0));
+        assertTrue(attempts.get(1).contains("failed on attempt 2 of "), attempts.get(1));
+        assertEquals(List.of(), log.tracedSince(mark, "ONCE0516W"));
+        assertEquals(List.of(), log.raisedSince(mark));
+        assertEquals(List.of(), log.incidentsSince(mark).stream().filter(l -> l.contains("backoff: failing on purpose")).toList());
     }
 
     private static int decided(JsonObject before) throws Exception {

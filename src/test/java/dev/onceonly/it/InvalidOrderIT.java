@@ -8,6 +8,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.onceonly.chaos.ChaosOrders;
 import dev.onceonly.chaos.ChaosOrders.Invalid;
 import dev.onceonly.testing.DemoClient;
+import dev.onceonly.testing.ServerLog;
 import dev.onceonly.testing.TestRabbit;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -29,7 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * demo's {@code InvalidOrderException}, which its consumer declares not worth retrying
  * ({@code noRetryFor}), so after ONE attempt (it used to be tried max-attempts = 5 times), the reason
  * naming the exception's class, its message and the retry rule that matched; or REJECTED by the
- * guard when there is no key to take (no order id, no JSON).
+ * guard when there is no key to take (no order id, no JSON). An invalid order is an expected
+ * outcome: the server logs one line for it (the dead letter's, ONCE0505W, without a stack trace),
+ * and Reactive Messaging, which never sees the failure, no error (it logged SRMSG00200 with a trace).
  */
 class InvalidOrderIT {
 
@@ -40,6 +44,8 @@ class InvalidOrderIT {
 
     @Test
     void invalidOrdersTouchNothingAndEndInTheDeadLetterQueueWithTheirReason() throws Exception {
+        ServerLog log = ServerLog.of("onceonly-it-postgresql");
+        int mark = log.mark();
         DemoClient demo = new DemoClient("http://localhost:" + System.getProperty("onceonly.test.postgresql.port", "9081"));
         String run = "inv-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         Map<String, Invalid> bodies = new HashMap<>();
@@ -93,5 +99,17 @@ class InvalidOrderIT {
             assertEquals(100, DemoClient.parse(stock).getJsonNumber("quantity").longValue(), kind + " changed stock: " + stock);
         }
         assertEquals(0, DemoClient.parse(demo.call("GET", "/api/shipping?prefix=" + run)).getInt("calls"), "no shipping for invalid orders");
+
+        long failed = bodies.values().stream().filter(kind -> kind.outcome.equals("FAILED")).count();
+        await("a dead letter's line for each", LIMIT, () -> log.linesSince(mark, "ONCE0505W").size(), n -> n >= bodies.size());
+        List<String> lines = log.linesSince(mark, "ONCE0505W").stream().filter(l -> l.contains("outcome FAILED after 1 attempt(s)")).toList();
+        assertEquals(failed, lines.size(), lines.toString());
+        assertTrue(lines.stream().allMatch(l -> l.endsWith("InvalidOrderException (not retried: "
+                + "dev.onceonly.demo.inventory.InvalidOrderException is in no-retry-for)")), lines.toString());
+        assertEquals(List.of(), log.tracedSince(mark, "ONCE0505W"), "an expected outcome: no stack trace");
+        assertEquals(List.of(), log.linesSince(mark, "ONCE0516W"), "dead-lettered at its first attempt: one line");
+        // (Liberty's @Transactional, around the demo's handler, still records each exception it
+        // rolls back for as a diagnostic incident: the application's choice, not the guard's.)
+        assertEquals(List.of(), log.raisedSince(mark));
     }
 }

@@ -105,7 +105,7 @@ class OnceOnlyKeyScriptTest {
 
             store.complete(k.storeKey(), token, k.fingerprint(), Duration.ofMinutes(5));
             LocalJta jta = new LocalJta(db.sessionFactory());
-            JpaLedger ledger = new JpaLedger("oo:", jta::entityManager, jta, Clock.systemUTC());
+            JpaLedger ledger = new JpaLedger("oo:", db.tables().ledger(), jta::entityManager, jta, Clock.systemUTC());
             jta.call(() -> ledger.insert(k.storeKey(), "orders", k.comparedHashHex()));
             List<String> done = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url(),
                     "--psql", "postgresql://postgres@127.0.0.1:5432/test?options=-csearch_path%3D" + db.name());

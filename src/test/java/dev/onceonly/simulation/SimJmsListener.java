@@ -21,9 +21,10 @@ import java.util.Map;
  * in a container-managed transaction (on {@link SimDatabase}: the receipt, the ledger row and the
  * business writes commit together), and inside it {@code onMessage} as the interceptor runs it for
  * a JMS listener: the real {@link JmsMessageView}, the real engine joining the container's
- * transaction (its completion told as that transaction ends), and a refusal settled by the real
- * {@link JmsRefusals} (BUSY and RETRY held, then thrown; CONFLICT and REJECTED moved to the
- * dead-letter queue in the transaction; anything else thrown). A throw rolls the transaction back
+ * transaction (its completion told as that transaction ends), and a refusal or a failure settled by
+ * the real {@link JmsRefusals} (BUSY and RETRY held, then the transaction marked rollback-only; a
+ * handler failure marked so too; CONFLICT and REJECTED moved to the dead-letter queue in the
+ * transaction; anything else thrown). A throw, or a transaction marked rollback-only, rolls it back
  * and the provider redelivers.
  */
 final class SimJmsListener {
@@ -50,8 +51,20 @@ final class SimJmsListener {
         this.refusals = SimJmsRefusals.create(RETRY_DELAY,
                 SimJmsApi.factory(() -> loop.trace.fault(loop.chance(0.05), instance.name + ": the send to the dead-letter queue fails"),
                         letter -> world.db.current().onCommit.add(() -> world.jms.deadLettered((TextMessage) letter))),
-                world.jms.deadLetterQueue, () -> receipts.get(world.db.current()).rollbackOnly,
-                delay -> receipts.get(world.db.current()).held = delay);
+                world.jms.deadLetterQueue, new JmsRefusals.ListenerTransaction() {
+                    @Override
+                    public boolean rollbackOnly() {
+                        return receipts.get(world.db.current()).rollbackOnly;
+                    }
+
+                    @Override
+                    public boolean markRollbackOnly() {
+                        Receipt r = receipts.get(world.db.current());
+                        r.rollbackOnly = true;
+                        r.why = "marked rollback-only by onMessage's guard";
+                        return true;
+                    }
+                }, delay -> receipts.get(world.db.current()).held = delay);
         world.jms.register(this);
     }
 
@@ -151,6 +164,8 @@ final class SimJmsListener {
                 ? SimJms.LEDGER_DUPLICATE : event.outcome().name());
         if (decision.refused()) {
             refusals.settle(view, decision.refusal());
+        } else if (event.outcome() == Outcome.FAILED) {
+            refusals.failed(view, event, decision.failure());
         } else {
             decision.resultOrThrow();
         }

@@ -58,12 +58,12 @@ final class StoreBackend implements AutoCloseable {
             case DATABASE -> {
                 JdbcConnectionPool pool = JdbcConnectionPool.create("jdbc:h2:mem:sim" + DATABASES.incrementAndGet(), "sa", "");
                 try {
-                    LedgerSchema.apply(pool);
+                    LedgerSchema.apply(pool, LedgerSchema.Part.CLAIMS, LedgerSchema.Part.CLAIMS.shipped());
                 } catch (SQLException e) {
                     pool.dispose();
                     throw new IllegalStateException("the run's database could not be created", e);
                 }
-                yield new StoreBackend(new JdbcClaimStore(pool, clock, new SimExecutor(loop, owner), PURGE_INTERVAL), null, pool);
+                yield new StoreBackend(new JdbcClaimStore(pool, LedgerSchema.Part.CLAIMS.shipped(), clock, new SimExecutor(loop, owner), PURGE_INTERVAL), null, pool);
             }
         };
     }

@@ -1,5 +1,6 @@
 package dev.onceonly.testing;
 
+import dev.onceonly.internal.ledger.jpa.LedgerSessions;
 import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.AvailableSettings;
@@ -32,7 +33,8 @@ public final class NonTransactionalConnections {
                     case "toString" -> "connections outside transactions to " + plain;
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
-        Configuration cfg = new Configuration().addAnnotatedClass(ProcessedMessage.class);
+        Configuration cfg = new Configuration().addAnnotatedClass(ProcessedMessage.class)
+                .setPhysicalNamingStrategy(LedgerSessions.naming(db.tables().ledger()));
         cfg.getProperties().put(AvailableSettings.DATASOURCE, outside);
         return cfg.buildSessionFactory();
     }

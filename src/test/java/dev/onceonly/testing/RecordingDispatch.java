@@ -21,6 +21,7 @@ public final class RecordingDispatch implements Dispatch, ClaimAheadSlot {
     private final boolean settlesFromDecision;
     private final MessageTracing tracing;
     private final List<GuardEvent> decisions = new CopyOnWriteArrayList<>();
+    private final List<Throwable> failures = new CopyOnWriteArrayList<>();
     /** As a connector's delivery: the claim kept, or {@link #SETTLED} once settled. */
     private final AtomicReference<ClaimAheadSlot.Claim> aheadClaim = new AtomicReference<>();
     private volatile List<ClaimAheadSlot> behind = List.of();
@@ -96,6 +97,20 @@ public final class RecordingDispatch implements Dispatch, ClaimAheadSlot {
     @Override
     public void decided(GuardEvent event) {
         decisions.add(event);
+    }
+
+    /** As a connector that settles from the decision: keeps what the call threw, for the dead letter and the log. */
+    @Override
+    public void decided(GuardEvent event, Throwable failure) {
+        if (failure != null) {
+            failures.add(failure);
+        }
+        decided(event);
+    }
+
+    /** {@return what the guarded calls threw, as handed over with their decisions} */
+    public List<Throwable> failures() {
+        return List.copyOf(failures);
     }
 
     public List<GuardEvent> decisions() {

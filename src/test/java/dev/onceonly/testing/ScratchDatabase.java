@@ -1,6 +1,7 @@
 package dev.onceonly.testing;
 
 import dev.onceonly.internal.ledger.jpa.LedgerSchema;
+import dev.onceonly.internal.ledger.jpa.LedgerSessions;
 import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.Configuration;
@@ -26,6 +27,34 @@ public final class ScratchDatabase implements AutoCloseable {
 
     public enum Kind { H2, POSTGRESQL, MARIADB }
 
+    /**
+     * The names of the library's tables in a scratch database.
+     *
+     * @param ledger {@code onceonly.ledger.table}
+     * @param outbox {@code onceonly.outbox.table}
+     * @param claims {@code onceonly.database-store.table}
+     */
+    public record Tables(String ledger, String outbox, String claims) {
+        /** The shipped names. */
+        public static final Tables DEFAULT = new Tables(LedgerSchema.Part.LEDGER.shipped(), LedgerSchema.Part.OUTBOX.shipped(),
+                LedgerSchema.Part.CLAIMS.shipped());
+
+        /** Names of an application that shares its database, qualified by {@code schema} when not null. */
+        static Tables renamed(String schema) {
+            String q = schema == null ? "" : schema + ".";
+            return new Tables(q + "app1_processed", q + "app1_outbox", q + "app1_claim");
+        }
+
+        /** {@return the table of {@code part}} */
+        public String of(LedgerSchema.Part part) {
+            return switch (part) {
+                case LEDGER -> ledger;
+                case OUTBOX -> outbox;
+                case CLAIMS -> claims;
+            };
+        }
+    }
+
     private static final String POSTGRESQL_ADMIN = "jdbc:postgresql://127.0.0.1:5432/test";
     private static final String MARIADB_ADMIN = "jdbc:mariadb://127.0.0.1:3306/test";
 
@@ -33,57 +62,86 @@ public final class ScratchDatabase implements AutoCloseable {
     private final String name;
     private final String url;
     private final String user;
+    private final Tables tables;
     private final SessionFactory sessionFactory;
 
-    private ScratchDatabase(Kind kind, String name, String url, String user, boolean withTable) throws SQLException {
+    private ScratchDatabase(Kind kind, String name, String url, String user, boolean withTable, boolean renamed)
+            throws SQLException {
         this.kind = kind;
         this.name = name;
         this.url = url;
         this.user = user;
+        this.tables = renamed ? Tables.renamed(kind == Kind.POSTGRESQL ? name : null) : Tables.DEFAULT;
         if (withTable) {
-            LedgerSchema.apply(dataSource());
+            applyDdl(LedgerSchema.Part.values());
         }
         Configuration cfg = new Configuration()
                 .addAnnotatedClass(ProcessedMessage.class)
+                .setPhysicalNamingStrategy(LedgerSessions.naming(tables.ledger()))
                 .setProperty("hibernate.connection.url", url)
                 .setProperty("hibernate.connection.username", user)
                 .setProperty("hibernate.connection.password", "")
                 .setProperty("hibernate.connection.pool_size", "20");
-        if (withTable) {
+        // Validated where Hibernate can look the table up by its name (not a qualified one written as one name).
+        if (withTable && !renamed) {
             cfg.setProperty("hibernate.hbm2ddl.auto", "validate");
-        }
-        if (kind == Kind.POSTGRESQL) {
-            cfg.setProperty("hibernate.default_schema", name);
+            if (kind == Kind.POSTGRESQL) {
+                cfg.setProperty("hibernate.default_schema", name);
+            }
         }
         this.sessionFactory = cfg.buildSessionFactory();
     }
 
     /**
-     * A new scratch database of {@code kind}.
+     * A new scratch database of {@code kind}, with the shipped table names.
      *
-     * @param withTable whether to apply the ledger's DDL
+     * @param withTable whether to apply the shipped DDL
      */
     public static ScratchDatabase create(Kind kind, boolean withTable) throws SQLException {
+        return create(kind, withTable, false);
+    }
+
+    /**
+     * A new scratch database of {@code kind}.
+     *
+     * @param withTable whether to apply the shipped DDL
+     * @param renamed   whether the tables have other names than the shipped ones ({@link #tables}), as
+     *                  for an application that shares its database: on PostgreSQL qualified by the
+     *                  scratch schema, elsewhere plain
+     */
+    public static ScratchDatabase create(Kind kind, boolean withTable, boolean renamed) throws SQLException {
         String name = "onceonly_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12).toLowerCase(Locale.ROOT);
         return switch (kind) {
             // A lock wait longer than any test waits: a blocked insert ends when the test ends the
             // blocking transaction (H2's default of one second would end it with a timeout first).
-            case H2 -> new ScratchDatabase(kind, name, "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=120000", "sa", withTable);
+            case H2 -> new ScratchDatabase(kind, name, "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=120000", "sa", withTable, renamed);
             case POSTGRESQL -> {
                 execute(POSTGRESQL_ADMIN, "postgres", "create schema " + name);
                 // The application name tells this database's sessions from other builds' in pg_stat_activity.
                 yield new ScratchDatabase(kind, name, POSTGRESQL_ADMIN + "?currentSchema=" + name + "&ApplicationName=" + name,
-                        "postgres", withTable);
+                        "postgres", withTable, renamed);
             }
             case MARIADB -> {
                 execute(MARIADB_ADMIN, "root", "create database " + name);
-                yield new ScratchDatabase(kind, name, "jdbc:mariadb://127.0.0.1:3306/" + name, "root", withTable);
+                yield new ScratchDatabase(kind, name, "jdbc:mariadb://127.0.0.1:3306/" + name, "root", withTable, renamed);
             }
         };
     }
 
     public Kind kind() {
         return kind;
+    }
+
+    /** The names of the library's tables here. */
+    public Tables tables() {
+        return tables;
+    }
+
+    /** Applies the shipped DDL of {@code parts} with this database's table names. */
+    public void applyDdl(LedgerSchema.Part... parts) throws SQLException {
+        for (LedgerSchema.Part part : parts) {
+            LedgerSchema.apply(dataSource(), part, tables.of(part));
+        }
     }
 
     /** The schema (PostgreSQL) or database (MariaDB, H2) this scratch database is. */
@@ -159,7 +217,8 @@ public final class ScratchDatabase implements AutoCloseable {
         }
         String sql = switch (kind) {
             case H2 -> "select count(*) from information_schema.sessions where session_id <> session_id()"
-                    + " and lower(executing_statement) like '%onceonly_processed_message%' and ? is not null";
+                    + " and lower(executing_statement) like '%" + tables.ledger().substring(tables.ledger().indexOf('.') + 1)
+                    + "%' and ? is not null";
             case POSTGRESQL -> "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and application_name = ?";
             case MARIADB -> "select count(*) from information_schema.innodb_trx t join information_schema.processlist p"
                     + " on p.id = t.trx_mysql_thread_id where t.trx_state = 'LOCK WAIT' and p.db = ?";

@@ -36,15 +36,15 @@ final class ClaimStores {
             case "database" -> {
                 DataSource dataSource = dataSource(database.dataSource());
                 if (ledger.createSchema()) {
-                    applySchema(dataSource, database.dataSource());
+                    applySchema(dataSource, database);
                 }
-                JdbcClaimStore store = new JdbcClaimStore(dataSource, clock, scheduler, database.purgeInterval());
+                JdbcClaimStore store = new JdbcClaimStore(dataSource, database.table(), clock, scheduler, database.purgeInterval());
                 java.util.Optional<String> problem = store.problem();
                 if (problem.isPresent()) {
                     store.close();
                     throw new InvalidConfigurationException("onceonly.database-store.datasource", database.dataSource(),
-                            "a non-transactional datasource on a database with the table onceonly_claim (DDL in"
-                                    + " META-INF/onceonly/ddl/): " + problem.get());
+                            "a non-transactional datasource on a database with the table " + database.table()
+                                    + " (onceonly.database-store.table; DDL in META-INF/onceonly/ddl/): " + problem.get());
                 }
                 yield store;
             }
@@ -52,12 +52,13 @@ final class ClaimStores {
         };
     }
 
-    private static void applySchema(DataSource dataSource, String jndiName) {
+    /** The claim table only: the other parts' tables are created by the parts that use them. */
+    private static void applySchema(DataSource dataSource, OnceOnlyConfig.DatabaseStoreSettings database) {
         try {
-            LogId.ONCE0406I.log(LedgerSchema.apply(dataSource));
+            LogId.ONCE0406I.log(LedgerSchema.apply(dataSource, LedgerSchema.Part.CLAIMS, database.table()));
         } catch (SQLException e) {
-            throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the DDL through " + jndiName
-                    + " failed: " + e, e);
+            throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the DDL of " + database.table()
+                    + " through " + database.dataSource() + " failed: " + e, e);
         }
     }
 

@@ -17,9 +17,11 @@ import java.util.Optional;
  * signatures made Liberty's injection engine fail on it (CWNEN0049W) in applications without the
  * feature, even when the bean was vetoed.
  *
- * <p>Readiness asks every {@link HealthProbe} (claim store, ledger datasource, broker channels) and
- * names each part that failed. The two are named apart ({@code onceonly-readiness},
- * {@code onceonly-liveness}) so a monitor tells which answered. Liveness deliberately does not look at Redis or the broker: a blip
+ * <p>Readiness asks every {@link HealthProbe} of a part in use (claim store, ledger datasource, outbox,
+ * broker channels) and names each part that failed; the producer of a part not in use gives none
+ * ({@code null}), and the part is not shown. The two checks are named apart
+ * ({@code onceonly-readiness}, {@code onceonly-liveness}) so a monitor tells which answered.
+ * Liveness deliberately does not look at Redis or the broker: a blip
  * there must make the instance not ready, never restart it.
  */
 final class HealthChecks {
@@ -37,6 +39,9 @@ final class HealthChecks {
     private static HealthCheckResponse readiness() {
         HealthCheckResponseBuilder b = HealthCheckResponse.named("onceonly-readiness").up();
         for (HealthProbe probe : CDI.current().select(HealthProbe.class)) {
+            if (probe == null) {
+                continue;
+            }
             Optional<String> problem = probe.problem();
             b.withData(probe.name(), problem.map(p -> "DOWN: " + p).orElse("UP"));
             probe.details().forEach(b::withData);

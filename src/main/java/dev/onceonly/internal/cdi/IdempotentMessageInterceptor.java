@@ -1,8 +1,12 @@
 package dev.onceonly.internal.cdi;
 
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.IdempotentMessage;
+import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.engine.Decision;
 import dev.onceonly.internal.jms.JmsMessageView;
+import dev.onceonly.internal.jms.JmsRefusals;
+import dev.onceonly.internal.support.LogId;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
@@ -45,7 +49,7 @@ public class IdempotentMessageInterceptor {
         Dispatch posted = method.dispatch(args, handover);
         MessageTracing.Span span = posted.process();
         try {
-            return guarded(ctx, method, args, posted);
+            return guarded(ctx, method, args, posted, span);
         } catch (Throwable e) {
             span.failed(e);
             throw e;
@@ -58,23 +62,42 @@ public class IdempotentMessageInterceptor {
      * Translates the engine's one {@link Decision} for this call, once: a final decision goes to the
      * delivery (the connector settles from it), then the call returns or throws.
      */
-    private Object guarded(InvocationContext ctx, GuardedMethod method, Object[] args, Dispatch posted) throws Exception {
+    private Object guarded(InvocationContext ctx, GuardedMethod method, Object[] args, Dispatch posted,
+                           MessageTracing.Span span) throws Exception {
         Decision<Object> decision = runtime.engine().guard(method.settings(), posted, method.parameterKey(args), ctx::proceed);
         if (!decision.pending()) {
-            posted.decided(decision.event());
+            posted.decided(decision.event(), decision.failure());
         }
-        if (decision.refused()) {
-            if (method.incoming() && posted.settlesFromDecision()) {
-                // Reactive Messaging logs every exception of an @Incoming method as an error with its
-                // stack trace (SRMSG00200), though a refusal is a routine outcome: the connector has the
-                // decision and settles the delivery from it (requeue or dead-letter, never an ack).
-                return method.skippedResult();
+        boolean failed = !decision.refused() && decision.outcome() == Outcome.FAILED;
+        if ((decision.refused() || failed) && !decision.pending() && method.incoming() && posted.settlesFromDecision()) {
+            // Reactive Messaging logs every exception of an @Incoming method as an error with its
+            // stack trace (SRMSG00200), on every attempt, though a refusal is a routine outcome and a
+            // failure one the connector handles: it has the decision and settles the delivery from it
+            // (requeue, retry or dead-letter, never an ack), and logs one line per failed attempt.
+            if (failed) {
+                span.failed(decision.failure());
             }
-            if (method.jms()) {
-                // Rolled back for redelivery (thrown), or moved to the dead-letter queue in the
-                // listener's transaction, which then commits the receipt with the move.
-                runtime.jmsRefusals(method).settle((JmsMessageView) posted.message(), decision.refusal());
-                return method.skippedResult();
+            return method.skippedResult();
+        }
+        if (method.jms() && (decision.refused() || failed)) {
+            // Rolled back for redelivery (the container's transaction marked rollback-only: an exception
+            // would be logged by the container as an error with its incidents), or moved to the
+            // dead-letter queue in the listener's transaction, which then commits the receipt with the move.
+            JmsRefusals jms = runtime.jmsRefusals(method);
+            if (failed) {
+                jms.failed((JmsMessageView) posted.message(), decision.event(), decision.failure());
+                span.failed(decision.failure());
+            } else {
+                jms.settle((JmsMessageView) posted.message(), decision.refusal());
+            }
+            return method.skippedResult();
+        }
+        if (failed) {
+            GuardEvent e = decision.event();
+            if (e.retryable()) {
+                LogId.ONCE0303I.log(e.consumer(), e.keyDigest(), "transaction rolled back");
+            } else {
+                LogId.ONCE0304I.log(e.consumer(), e.keyDigest(), e.reason());
             }
         }
         // Null for a skipped duplicate; a primitive return type needs its zero instead.

@@ -39,8 +39,22 @@ final class JmsListeners {
                 "java:comp/TransactionSynchronizationRegistry", TransactionSynchronizationRegistry.class, "a server with JTA");
         LogId.ONCE0703I.log(consumers, queue == null ? "rolled back for the provider's redelivery limit and exception destination"
                 : "moved to " + settings.deadLetterQueue(), Durations.format(settings.retryDelay()));
-        return new JmsRefusals(settings.retryDelay(), factory, queue,
-                () -> registry.getTransactionStatus() == Status.STATUS_MARKED_ROLLBACK);
+        return new JmsRefusals(settings.retryDelay(), factory, queue, new JmsRefusals.ListenerTransaction() {
+            @Override
+            public boolean rollbackOnly() {
+                return registry.getTransactionStatus() == Status.STATUS_MARKED_ROLLBACK;
+            }
+
+            @Override
+            public boolean markRollbackOnly() {
+                int status = registry.getTransactionStatus();
+                if (status != Status.STATUS_ACTIVE && status != Status.STATUS_MARKED_ROLLBACK) {
+                    return false;
+                }
+                registry.setRollbackOnly();
+                return true;
+            }
+        });
     }
 
     private static <T> T lookup(String property, String name, Class<T> type, String expected) {

@@ -50,30 +50,42 @@ public class LedgerBeans {
     @Produces
     @ApplicationScoped
     Ledger ledger() {
-        return checkedForTransactions(new JpaLedger(extension.global().keyPrefix(), sessions()::current, newTransaction,
+        String table = extension.ledgerSettings().table();
+        createTable(LedgerSchema.Part.LEDGER, table);
+        return checkedForTransactions(new JpaLedger(extension.global().keyPrefix(), table, sessions()::current, newTransaction,
                 Clock.systemUTC()), extension.ledgerSettings().dataSource());
     }
 
     /**
      * The sessions on the datasource {@code onceonly.ledger.datasource} names, built on first use
-     * (by the ledger or the outbox, which share them) after applying the DDL when
-     * {@code onceonly.ledger.create-schema=true}.
+     * (by the ledger or the outbox, which share them).
      */
     synchronized LedgerSessions sessions() {
         if (sessions == null) {
             OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
-            DataSource dataSource = dataSource(settings.dataSource());
-            if (settings.createSchema()) {
-                try {
-                    LogId.ONCE0406I.log(LedgerSchema.apply(dataSource));
-                } catch (SQLException e) {
-                    throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the ledger DDL through "
-                            + settings.dataSource() + " failed: " + e, e);
-                }
-            }
-            sessions = LedgerSessions.on(dataSource);
+            sessions = LedgerSessions.on(dataSource(settings.dataSource()), settings.table());
         }
         return sessions;
+    }
+
+    /**
+     * Applies a part's shipped DDL for its table on the ledger's datasource, when
+     * {@code onceonly.ledger.create-schema=true}: called by the part that uses the table (the ledger,
+     * the outbox), so that no table is created that the application does not use.
+     *
+     * @param part  the part
+     * @param table its configured table
+     */
+    void createTable(LedgerSchema.Part part, String table) {
+        OnceOnlyConfig.LedgerSettings settings = extension.ledgerSettings();
+        if (settings.createSchema()) {
+            try {
+                LogId.ONCE0406I.log(LedgerSchema.apply(dataSource(settings.dataSource()), part, table));
+            } catch (SQLException e) {
+                throw new IllegalStateException("onceonly.ledger.create-schema=true, but applying the DDL of " + table
+                        + " through " + settings.dataSource() + " failed: " + e, e);
+            }
+        }
     }
 
     /**

@@ -20,6 +20,7 @@ import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Dependent;
 import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Startup;
@@ -153,10 +154,11 @@ public class OnceOnlyRuntime implements GuardLife {
         } catch (InvalidConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
-            String dataSource = extension.ledgerSettings().dataSource();
+            OnceOnlyConfig.LedgerSettings s = extension.ledgerSettings();
             InvalidConfigurationException problem = new InvalidConfigurationException(property, "true",
-                    "false, or onceonly.ledger.datasource (" + dataSource + ") naming a JTA datasource that answers and has "
-                            + "the table onceonly_processed_message (DDL in META-INF/onceonly/ddl/); the check failed with " + e);
+                    "false, or onceonly.ledger.datasource (" + s.dataSource() + ") naming a JTA datasource that answers and has "
+                            + "the table " + s.table() + " (onceonly.ledger.table; DDL in META-INF/onceonly/ddl/); the check"
+                            + " failed with " + e);
             problem.initCause(e);
             throw problem;
         }
@@ -218,15 +220,21 @@ public class OnceOnlyRuntime implements GuardLife {
         return engine;
     }
 
-    /** Readiness of the ledger (when a consumer uses it): its datasource answers and its table is there. */
+    /**
+     * Readiness of the ledger: its datasource answers and its table is there. {@code null} (a
+     * dependent producer may give none) when no consumer uses the ledger: a part not in use is not
+     * reported.
+     */
     @Produces
+    @Dependent
     HealthProbe ledgerProbe() {
+        Ledger checked = ledger;
+        if (checked == null) {
+            return null;
+        }
         return HealthProbe.of("ledger", () -> {
-            if (ledger == null) {
-                return Optional.empty();
-            }
             try {
-                ledger.checkReady();
+                checked.checkReady();
                 return Optional.empty();
             } catch (RuntimeException e) {
                 return Optional.of("datasource or table not usable (" + e.getClass().getSimpleName() + ")");

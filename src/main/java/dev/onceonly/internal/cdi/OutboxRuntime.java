@@ -3,6 +3,7 @@ package dev.onceonly.internal.cdi;
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.Outbox;
 import dev.onceonly.internal.config.OnceOnlyConfig;
+import dev.onceonly.internal.ledger.jpa.LedgerSchema;
 import dev.onceonly.internal.outbox.OutboxRelay;
 import dev.onceonly.internal.outbox.jpa.JpaOutboxStore;
 import dev.onceonly.internal.outbox.jpa.JtaOutbox;
@@ -17,6 +18,7 @@ import jakarta.annotation.Priority;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.BeforeDestroyed;
+import jakarta.enterprise.context.Dependent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Reception;
 import jakarta.enterprise.event.Startup;
@@ -92,14 +94,16 @@ public class OutboxRuntime {
             throw new OnceOnlyException("The outbox needs the onceonly-rabbitmq connector (MicroProfile Reactive Messaging) and"
                     + " the server's managed executors (Jakarta Concurrency), to publish its rows");
         }
-        // Scoped by the key prefix: applications sharing the database relay, purge and count only their own rows.
-        JpaOutboxStore table = new JpaOutboxStore(ledgerBeans.sessions()::current, newTransaction, extension.global().keyPrefix());
+        ledgerBeans.createTable(LedgerSchema.Part.OUTBOX, s.table());
+        // Scoped by the key prefix: applications sharing the table relay, purge and count only their own rows.
+        JpaOutboxStore table = new JpaOutboxStore(s.table(), ledgerBeans.sessions()::current, newTransaction,
+                extension.global().keyPrefix());
         try {
             table.checkReady();
         } catch (RuntimeException e) {
-            throw new OnceOnlyException("The outbox table onceonly_outbox is not usable through onceonly.ledger.datasource ("
-                    + extension.ledgerSettings().dataSource() + "): create it with META-INF/onceonly/ddl/, or set "
-                    + "onceonly.ledger.create-schema=true; the check failed with " + e, e);
+            throw new OnceOnlyException("The outbox table " + s.table() + " (onceonly.outbox.table) is not usable through "
+                    + "onceonly.ledger.datasource (" + extension.ledgerSettings().dataSource() + "): create it with "
+                    + "META-INF/onceonly/ddl/, or set onceonly.ledger.create-schema=true; the check failed with " + e, e);
         }
         List<OutboxListener> all = new ArrayList<>();
         listeners.forEach(l -> {
@@ -170,10 +174,15 @@ public class OutboxRuntime {
      * Readiness of the outbox, when in use: DOWN while its broker connection is down. Pending and
      * parked rows, as the last sweep counted them, show beside it ({@code outbox:pending},
      * {@code outbox:parked}) without changing the status: a parked row needs an operator, not a
-     * restart or less traffic.
+     * restart or less traffic. {@code null} (a dependent producer may give none) when the
+     * application does not inject the outbox: a part not in use is not reported.
      */
     @Produces
+    @Dependent
     HealthProbe outboxProbe() {
+        if (!extension.outboxInjected()) {
+            return null;
+        }
         return new HealthProbe() {
             @Override
             public String name() {

@@ -5,6 +5,7 @@ import dev.onceonly.internal.support.Durations;
 import org.eclipse.microprofile.config.Config;
 
 import java.time.Duration;
+import java.util.regex.Pattern;
 
 import static dev.onceonly.internal.config.OnceOnlyProperties.*;
 
@@ -20,6 +21,9 @@ public final class OnceOnlyConfig {
 
     /** The prefix of every OnceOnly property. */
     public static final String PREFIX = "onceonly.";
+
+    /** A table name's form: see {@link #table}. */
+    private static final Pattern TABLE_NAME = Pattern.compile("([a-z_][a-z0-9_]{0,47}\\.)?[a-z_][a-z0-9_]{0,47}");
 
     /**
      * Global settings (not per consumer).
@@ -41,9 +45,10 @@ public final class OnceOnlyConfig {
      * @param purgeBatchSize rows deleted per purge transaction
      * @param createSchema   apply the shipped DDL at startup (development and tests; production applies it itself)
      * @param dataSource     JNDI name of the business data's JTA datasource, which the ledger writes through
+     * @param table          the ledger table's name, optionally {@code schema.table}, a valid SQL name
      */
     public record LedgerSettings(Duration retention, Duration purgeInterval, int purgeBatchSize, boolean createSchema,
-                                 String dataSource) {
+                                 String dataSource, String table) {
     }
 
     /**
@@ -57,9 +62,10 @@ public final class OnceOnlyConfig {
      * @param maxAttempts    {@code max-attempts}: broker refusals after which a row is parked
      * @param retention      {@code retention}: how long sent rows are kept
      * @param confirmTimeout {@code confirm-timeout}: how long a publish waits for the broker's confirm
+     * @param table          {@code table}: the outbox table's name, optionally {@code schema.table}, a valid SQL name
      */
     public record OutboxSettings(Duration sweepInterval, Duration sweepAfter, int batchSize, int maxAttempts,
-                                 Duration retention, Duration confirmTimeout) {
+                                 Duration retention, Duration confirmTimeout, String table) {
     }
 
     /**
@@ -111,8 +117,35 @@ public final class OnceOnlyConfig {
      */
     public Settings read() {
         Global global = global();
-        return new Settings(global, ledger(), outbox(), global.store().equals("database") ? databaseStore() : null, jms());
+        LedgerSettings ledger = ledger();
+        OutboxSettings outbox = outbox();
+        if (ledger.table().equals(outbox.table())) {
+            throw config.invalid(OUTBOX_TABLE, outbox.table(), "a table other than the ledger's (" + LEDGER_TABLE.name() + ")");
+        }
+        DatabaseStoreSettings claims = global.store().equals("database") ? databaseStore() : null;
+        if (claims != null && (claims.table().equals(ledger.table()) || claims.table().equals(outbox.table()))) {
+            throw config.invalid(DATABASE_STORE_TABLE, claims.table(), "a table other than the ledger's and the outbox's");
+        }
+        return new Settings(global, ledger, outbox, claims, jms());
     }
+
+    /**
+     * A table name as the shipped DDL and every statement write it, unquoted: {@code table} or
+     * {@code schema.table}, each part lower-case letters, digits and {@code _}, not starting with a
+     * digit, at most 48 characters (the DDL names indexes {@code <table>_<suffix>}, and PostgreSQL cuts
+     * names at 63). Lower case only, because an unquoted name is folded by PostgreSQL (to lower case)
+     * and H2 (to upper case) but kept as written by MariaDB on Linux: lower-case names mean the same
+     * table everywhere, in the hand-run DDL as in the library's statements.
+     */
+    private String table(Property p) {
+        String name = config.text(p);
+        if (!TABLE_NAME.matcher(name).matches()) {
+            throw config.invalid(p, name, "a lower-case SQL name, table or schema.table: letters a-z, digits and _, not"
+                    + " starting with a digit, at most 48 characters per part");
+        }
+        return name;
+    }
+
 
     /**
      * Reads the global settings.
@@ -139,18 +172,21 @@ public final class OnceOnlyConfig {
      */
     public LedgerSettings ledger() {
         return new LedgerSettings(config.duration(LEDGER_RETENTION), config.duration(LEDGER_PURGE_INTERVAL),
-                config.intValue(LEDGER_PURGE_BATCH_SIZE), config.bool(LEDGER_CREATE_SCHEMA), config.text(LEDGER_DATASOURCE));
+                config.intValue(LEDGER_PURGE_BATCH_SIZE), config.bool(LEDGER_CREATE_SCHEMA), config.text(LEDGER_DATASOURCE),
+                table(LEDGER_TABLE));
     }
 
     /**
      * The claim store of the database-only mode ({@code onceonly.store=database}).
      *
      * @param dataSource    {@code onceonly.database-store.datasource}: JNDI name of a non-transactional
-     *                      datasource on the database that has the table {@code onceonly_claim}
+     *                      datasource on the database that has the claim table
      * @param purgeInterval {@code onceonly.database-store.purge-interval}: pause between two purges of
      *                      expired claims
+     * @param table         {@code onceonly.database-store.table}: the claim table's name, optionally
+     *                      {@code schema.table}, a valid SQL name
      */
-    public record DatabaseStoreSettings(String dataSource, Duration purgeInterval) {
+    public record DatabaseStoreSettings(String dataSource, Duration purgeInterval, String table) {
     }
 
     /**
@@ -164,7 +200,7 @@ public final class OnceOnlyConfig {
         if (purge.isZero()) {
             throw config.invalid(DATABASE_STORE_PURGE_INTERVAL, "0", "a positive duration, e.g. 1m");
         }
-        return new DatabaseStoreSettings(config.text(DATABASE_STORE_DATASOURCE), purge);
+        return new DatabaseStoreSettings(config.text(DATABASE_STORE_DATASOURCE), purge, table(DATABASE_STORE_TABLE));
     }
 
     /**
@@ -189,7 +225,7 @@ public final class OnceOnlyConfig {
                     "a duration longer than " + OUTBOX_CONFIRM_TIMEOUT.name() + " (" + Durations.format(confirm) + ")");
         }
         return new OutboxSettings(interval, after, config.intValue(OUTBOX_BATCH_SIZE), config.intValue(OUTBOX_MAX_ATTEMPTS),
-                config.duration(OUTBOX_RETENTION), confirm);
+                config.duration(OUTBOX_RETENTION), confirm, table(OUTBOX_TABLE));
     }
 
     /**

@@ -14,6 +14,10 @@ public final class OnceOnlyProperties {
     private OnceOnlyProperties() {
     }
 
+    /** What every table property says about the name's form and the shipped DDL (docs/shared-databases.md). */
+    private static final String TABLE_RULE = "letters `a`-`z`, digits and `_`, at most 48 characters per part. Its indexes "
+            + "and constraints are named after it. See [shared databases](shared-databases.md).";
+
     /** The guard's global settings. */
     public static final PropertySet GLOBAL = new PropertySet("Guard", "config.OnceOnlyConfig", "", UnaryOperator.identity());
 
@@ -39,7 +43,10 @@ public final class OnceOnlyProperties {
 
     static final Property DATABASE_STORE_DATASOURCE = DATABASE_STORE.add(Property.of("onceonly.database-store.datasource",
             Type.TEXT, "jdbc/onceonly-claims",
-            "JNDI name of a non-transactional datasource on the database that has the table `onceonly_claim`."));
+            "JNDI name of a non-transactional datasource on the database that has the claim table."));
+    static final Property DATABASE_STORE_TABLE = DATABASE_STORE.add(Property.of("onceonly.database-store.table", Type.TEXT,
+            "onceonly_claim", "The claim table: a lower-case SQL name, optionally qualified by its schema (`claims.app1_claim`); "
+                    + TABLE_RULE));
     static final Property DATABASE_STORE_PURGE_INTERVAL = DATABASE_STORE.add(Property.duration(
             "onceonly.database-store.purge-interval", "1m", "Pause between two purges of expired claims."));
 
@@ -48,6 +55,9 @@ public final class OnceOnlyProperties {
 
     static final Property LEDGER_DATASOURCE = LEDGER.add(Property.of("onceonly.ledger.datasource", Type.TEXT, "jdbc/onceonly",
             "JNDI name of the business data's JTA datasource, which the ledger (and the outbox) writes through."));
+    static final Property LEDGER_TABLE = LEDGER.add(Property.of("onceonly.ledger.table", Type.TEXT, "onceonly_processed_message",
+            "The ledger table: a lower-case SQL name, optionally qualified by its schema (`billing.onceonly_processed_message`); "
+                    + TABLE_RULE));
     static final Property LEDGER_RETENTION = LEDGER.add(Property.duration("onceonly.ledger.retention", "7d",
             "Ledger rows older than this are purged."));
     static final Property LEDGER_PURGE_INTERVAL = LEDGER.add(Property.duration("onceonly.ledger.purge-interval", "1h",
@@ -56,13 +66,17 @@ public final class OnceOnlyProperties {
     static final Property LEDGER_PURGE_BATCH_SIZE = LEDGER.add(Property.whole("onceonly.ledger.purge-batch-size", 1000, 1, 100_000,
             "Rows deleted per purge transaction."));
     static final Property LEDGER_CREATE_SCHEMA = LEDGER.add(Property.flag("onceonly.ledger.create-schema", false,
-            "Apply the shipped DDL at startup (development and tests; production applies it itself)."));
+            "Apply the shipped DDL of each part in use at startup, with the configured table names (development and tests; "
+                    + "production applies it itself)."));
 
     /** The transactional outbox's relay. */
     public static final PropertySet OUTBOX = new PropertySet("Outbox relay", "config.OnceOnlyConfig",
             "Its rows are on the ledger's datasource (`onceonly.ledger.datasource`); its broker connection takes the "
                     + "connector-wide broker settings (see the connector's connection settings).", UnaryOperator.identity());
 
+    static final Property OUTBOX_TABLE = OUTBOX.add(Property.of("onceonly.outbox.table", Type.TEXT, "onceonly_outbox",
+            "The outbox table, on the ledger's datasource: a lower-case SQL name, optionally qualified by its schema; "
+                    + TABLE_RULE));
     static final Property OUTBOX_SWEEP_INTERVAL = OUTBOX.add(Property.duration("onceonly.outbox.sweep-interval", "10s",
             "Pause between two sweeps."));
     static final Property OUTBOX_SWEEP_AFTER = OUTBOX.add(Property.duration("onceonly.outbox.sweep-after", "30s",

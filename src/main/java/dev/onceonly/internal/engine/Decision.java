@@ -63,6 +63,14 @@ public final class Decision<T> {
     }
 
     /**
+     * {@return what the call throws: the handler's (or the commit's) exception for {@code FAILED}, a
+     * refusal's exception; {@code null} when it returns}
+     */
+    public Exception failure() {
+        return thrown;
+    }
+
+    /**
      * {@return whether the message was refused ({@code BUSY}, {@code RETRY}, {@code CONFLICT},
      * {@code REJECTED}), or, pending, the call cannot return normally because the ledger's refusal
      * spoiled the caller's transaction (a {@code DUPLICATE} among them)}

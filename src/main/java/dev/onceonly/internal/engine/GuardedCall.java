@@ -156,13 +156,13 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
             outcome = Outcome.FAILED;
             Throwable failure = handlerFailure;
             RetryRule.Match match = failure == null ? null : settings.retryRule().classify(failure);
+            // Logged by whoever acts on the decision (the connector, a JMS listener's adapter, the
+            // interceptor for a plain call): one line per failed attempt, with what it leads to.
             if (match != null && !match.retry()) {
                 retryable = false;
                 reason = match.reason();
-                LogId.ONCE0304I.log(settings.consumer(), key.digest(), reason);
             } else {
                 reason = "handler failed or transaction rolled back";
-                LogId.ONCE0303I.log(settings.consumer(), key.digest(), "transaction rolled back");
             }
         }
         phase.end();

@@ -24,7 +24,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link ClaimStore} in a database table ({@code onceonly_claim}, DDL in {@code META-INF/onceonly/ddl/}):
+ * {@link ClaimStore} in a database table ({@code onceonly.database-store.table}, DDL in {@code META-INF/onceonly/ddl/}):
  * the database-only mode ({@code onceonly.store=database}), for applications with a database and no
  * Redis.
  *
@@ -44,18 +44,16 @@ public final class JdbcClaimStore implements ClaimStore {
     static final int IN_PROGRESS = 0;
     static final int DONE = 1;
 
-    private static final String SELECT = "select state, fingerprint, expires_at from onceonly_claim where claim_key = ?";
-    private static final String TAKE_OVER = "update onceonly_claim set token = ?, state = 0, fingerprint = ?, expires_at = ?"
-            + " where claim_key = ? and expires_at <= ?";
-    private static final String COMPLETE = "update onceonly_claim set state = 1, token = '', fingerprint = ?, expires_at = ?"
-            + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
-    private static final String RELEASE = "delete from onceonly_claim where claim_key = ? and token = ? and state = 0 and expires_at > ?";
-    private static final String EXTEND = "update onceonly_claim set expires_at = ?"
-            + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
     /** Rounds of insert / read / take over before a claim gives up: each lost round means another caller changed the key. */
     private static final int MAX_ROUNDS = 5;
 
     private final DataSource dataSource;
+    private final String table;
+    private final String select;
+    private final String takeOver;
+    private final String complete;
+    private final String release;
+    private final String extend;
     private final Clock clock;
     private final ScheduledFuture<?> purge;
     /** PostgreSQL: {@code ON CONFLICT DO NOTHING}; elsewhere the duplicate is caught (it aborts a PostgreSQL transaction, nothing else). */
@@ -64,12 +62,23 @@ public final class JdbcClaimStore implements ClaimStore {
     /**
      * @param dataSource    a non-transactional datasource ({@code transactional="false"} on Liberty) on
      *                      the database that has the table
+     * @param table         the claim table ({@code onceonly.database-store.table}), already validated as
+     *                      an SQL name
      * @param clock         what "now" is
      * @param scheduler     runs the purge of expired rows
      * @param purgeInterval pause between two purges
      */
-    public JdbcClaimStore(DataSource dataSource, Clock clock, ScheduledExecutorService scheduler, Duration purgeInterval) {
+    public JdbcClaimStore(DataSource dataSource, String table, Clock clock, ScheduledExecutorService scheduler,
+                          Duration purgeInterval) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.table = Objects.requireNonNull(table, "table");
+        this.select = "select state, fingerprint, expires_at from " + table + " where claim_key = ?";
+        this.takeOver = "update " + table + " set token = ?, state = 0, fingerprint = ?, expires_at = ?"
+                + " where claim_key = ? and expires_at <= ?";
+        this.complete = "update " + table + " set state = 1, token = '', fingerprint = ?, expires_at = ?"
+                + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
+        this.release = "delete from " + table + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
+        this.extend = "update " + table + " set expires_at = ? where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.clock = Objects.requireNonNull(clock, "clock");
         long ms = purgeInterval.toMillis();
         this.purge = scheduler.scheduleWithFixedDelay(this::purgeQuietly, ms, ms, TimeUnit.MILLISECONDS);
@@ -83,7 +92,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 if (insert(c, key, token, fingerprint, now + lease.toMillis())) {
                     return ClaimResult.ACQUIRED;
                 }
-                try (PreparedStatement s = c.prepareStatement(SELECT)) {
+                try (PreparedStatement s = c.prepareStatement(select)) {
                     s.setString(1, key);
                     try (ResultSet r = s.executeQuery()) {
                         if (r.next()) {
@@ -96,7 +105,7 @@ public final class JdbcClaimStore implements ClaimStore {
                     }
                 }
                 // Expired: take it over, unless someone else did first (then the next round reads theirs).
-                try (PreparedStatement s = c.prepareStatement(TAKE_OVER)) {
+                try (PreparedStatement s = c.prepareStatement(takeOver)) {
                     s.setString(1, token);
                     s.setString(2, fingerprint);
                     s.setLong(3, now + lease.toMillis());
@@ -119,7 +128,7 @@ public final class JdbcClaimStore implements ClaimStore {
         String sql = insert;
         if (sql == null) {
             boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
-            sql = "insert into onceonly_claim (claim_key, token, state, fingerprint, expires_at) values (?, ?, 0, ?, ?)"
+            sql = "insert into " + table + " (claim_key, token, state, fingerprint, expires_at) values (?, ?, 0, ?, ?)"
                     + (postgres ? " on conflict (claim_key) do nothing" : "");
             insert = sql;
         }
@@ -139,7 +148,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-        return holder("complete", COMPLETE, s -> {
+        return holder("complete", complete, s -> {
             long now = clock.millis();
             s.setString(1, fingerprint);
             s.setLong(2, now + retention.toMillis());
@@ -151,7 +160,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public HolderResult release(String key, String token) {
-        return holder("release", RELEASE, s -> {
+        return holder("release", release, s -> {
             s.setString(1, key);
             s.setString(2, token);
             s.setLong(3, clock.millis());
@@ -160,7 +169,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
-        return holder("extend", EXTEND, s -> {
+        return holder("extend", extend, s -> {
             long now = clock.millis();
             s.setLong(1, now + lease.toMillis());
             s.setString(2, key);
@@ -198,7 +207,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 long now = clock.millis();
                 StringBuilder ids = new StringBuilder();
                 List<String> keys = new ArrayList<>();
-                try (PreparedStatement s = c.prepareStatement("select claim_key from onceonly_claim where expires_at <= ?")) {
+                try (PreparedStatement s = c.prepareStatement("select claim_key from " + table + " where expires_at <= ?")) {
                     s.setLong(1, now);
                     s.setMaxRows(batchSize);
                     try (ResultSet r = s.executeQuery()) {
@@ -210,7 +219,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 }
                 if (!keys.isEmpty()) {
                     // Only rows still expired: a key claimed again since the read is not touched.
-                    try (PreparedStatement d = c.prepareStatement("delete from onceonly_claim where expires_at <= ? and claim_key in ("
+                    try (PreparedStatement d = c.prepareStatement("delete from " + table + " where expires_at <= ? and claim_key in ("
                             + ids + ")")) {
                         d.setLong(1, now);
                         for (int i = 0; i < keys.size(); i++) {
@@ -270,7 +279,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public Optional<String> problem() {
-        try (Connection c = connection(); PreparedStatement s = c.prepareStatement(SELECT)) {
+        try (Connection c = connection(); PreparedStatement s = c.prepareStatement(select)) {
             s.setString(1, "");
             s.executeQuery().close();
             return Optional.empty();

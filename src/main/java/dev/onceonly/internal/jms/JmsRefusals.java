@@ -1,5 +1,6 @@
 package dev.onceonly.internal.jms;
 
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.support.LogId;
@@ -12,21 +13,29 @@ import jakarta.jms.Queue;
 import jakarta.jms.TextMessage;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
+import java.util.Set;
 
 /**
- * What a guarded Jakarta Messaging listener does with a refusal of the guard, so that it fits the
- * listener's transaction (container-managed: the receipt, the ledger row and the business writes
- * commit or roll back together):
+ * What a guarded Jakarta Messaging listener does with a refusal of the guard or a failure of its
+ * handler, so that it fits the listener's transaction (container-managed: the receipt, the ledger
+ * row and the business writes commit or roll back together). A rollback for redelivery marks the
+ * transaction rollback-only and lets the listener return: an exception would reach the container,
+ * which logs it as an error with its diagnostic incidents, for an outcome handled here. Without a
+ * transaction to mark (a listener outside one), it is thrown instead:
  * <ul>
- *   <li>{@code BUSY}, {@code RETRY}: held for the retry delay, then thrown: the transaction rolls
- *       back and the provider redelivers, with its own delay and redelivery limit;</li>
+ *   <li>{@code BUSY}, {@code RETRY}: held for the retry delay, then rolled back: the provider
+ *       redelivers, with its own delay and redelivery limit;</li>
+ *   <li>{@code FAILED} (the handler threw, or the commit failed): rolled back, one line
+ *       ({@link LogId#ONCE0704W}) per delivery, the stack trace with the first of a message (as far
+ *       as this instance remembers: the provider, not OnceOnly, sees its last delivery);</li>
  *   <li>{@code CONFLICT}, {@code REJECTED}: moved to the dead-letter queue with the reason, in the
  *       listener's transaction, when one is configured and the transaction may still commit; the
  *       receipt then commits with the move. Otherwise thrown, like a failure: the provider's
  *       redelivery limit and exception destination take the message;</li>
- *   <li>anything else (a {@code DUPLICATE} found by the ledger, which spoiled the transaction):
+ *   <li>any other refusal (a {@code DUPLICATE} found by the ledger, which spoiled the transaction):
  *       thrown.</li>
  * </ul>
  * Thread-safe.
@@ -45,8 +54,32 @@ public final class JmsRefusals {
     private final Duration retryDelay;
     private final ConnectionFactory factory;
     private final Queue deadLetterQueue;
-    private final BooleanSupplier rollbackOnly;
+    private final ListenerTransaction transaction;
     private final Hold holding;
+    /** Messages (consumer and key digest) whose failure's stack trace was logged; the latest {@link #TRACED} only. */
+    private final Set<String> traced = Collections.newSetFromMap(Collections.synchronizedMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > TRACED;
+        }
+    }));
+    private static final int TRACED = 1024;
+
+    /** The transaction the listener's delivery runs in: the container's. */
+    public interface ListenerTransaction {
+        /**
+         * {@return whether it can only roll back}
+         */
+        boolean rollbackOnly();
+
+        /**
+         * Marks it rollback-only, so that it rolls back when the listener returns and the provider
+         * redelivers the message.
+         *
+         * @return {@code false} when there is no transaction to mark: the caller must throw instead
+         */
+        boolean markRollbackOnly();
+    }
 
     /** How a BUSY or RETRY delivery is held: the listener's thread sleeps. */
     @FunctionalInterface
@@ -66,18 +99,18 @@ public final class JmsRefusals {
      * @param retryDelay      how long a BUSY or RETRY delivery is held before its rollback
      * @param factory         sends to the dead-letter queue; {@code null} when there is none
      * @param deadLetterQueue where CONFLICT and REJECTED messages go; {@code null} for none
-     * @param rollbackOnly    whether the current transaction can only roll back
+     * @param transaction     the current transaction, the listener's
      */
-    public JmsRefusals(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue, BooleanSupplier rollbackOnly) {
-        this(retryDelay, factory, deadLetterQueue, rollbackOnly, delay -> Thread.sleep(delay.toMillis()));
+    public JmsRefusals(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue, ListenerTransaction transaction) {
+        this(retryDelay, factory, deadLetterQueue, transaction, delay -> Thread.sleep(delay.toMillis()));
     }
 
     /** As above, holding BUSY and RETRY deliveries through {@code holding} (a simulation waits on its own clock). */
-    JmsRefusals(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue, BooleanSupplier rollbackOnly, Hold holding) {
+    JmsRefusals(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue, ListenerTransaction transaction, Hold holding) {
         this.retryDelay = retryDelay;
         this.factory = factory;
         this.deadLetterQueue = deadLetterQueue;
-        this.rollbackOnly = rollbackOnly;
+        this.transaction = transaction;
         this.holding = holding;
     }
 
@@ -86,15 +119,19 @@ public final class JmsRefusals {
      *
      * @param view    the delivery the guard refused
      * @param refused the guard's refusal
-     * @throws MessageRefusedException {@code refused}, unless the message was moved to the dead-letter queue
+     * @throws MessageRefusedException {@code refused}, unless the message was moved to the dead-letter
+     *                                 queue or, {@code BUSY} or {@code RETRY}, its transaction marked rollback-only
      */
     public void settle(JmsMessageView view, MessageRefusedException refused) {
         Outcome outcome = refused.outcome();
         if (outcome == Outcome.BUSY || outcome == Outcome.RETRY) {
             hold();
-            throw refused;
+            if (!transaction.markRollbackOnly()) {
+                throw refused;
+            }
+            return;
         }
-        if (!outcome.isPermanent() || deadLetterQueue == null || rollbackOnly.getAsBoolean()) {
+        if (!outcome.isPermanent() || deadLetterQueue == null || transaction.rollbackOnly()) {
             throw refused;
         }
         try (JMSContext context = factory.createContext()) {
@@ -105,6 +142,35 @@ public final class JmsRefusals {
             throw refused;
         }
         LogId.ONCE0701W.log(refused.consumer(), refused.keyDigest(), outcome, view.attempt(), queueName(), refused.reason());
+    }
+
+    /**
+     * A failure of the handler (or of the commit): rolled back for redelivery, logged as the class describes.
+     *
+     * @param view    the delivery whose handler failed
+     * @param decided the guard's decision as known when the handler returned (consumer, key digest)
+     * @param failure what the guarded call threw
+     * @throws Exception {@code failure}, when there is no transaction to mark rollback-only
+     */
+    public void failed(JmsMessageView view, GuardEvent decided, Exception failure) throws Exception {
+        if (!transaction.markRollbackOnly()) {
+            throw failure;
+        }
+        Object[] line = {decided.consumer(), view.attempt(), decided.keyDigest(), innermostClass(failure)};
+        if (traced.add(decided.consumer() + " " + decided.keyDigest())) {
+            LogId.ONCE0704W.logWithTrace(failure, line);
+        } else {
+            LogId.ONCE0704W.log(line);
+        }
+    }
+
+    /** The innermost cause's class: its message may quote the body; wrappers say nothing about the message. */
+    private static String innermostClass(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getClass().getName();
     }
 
     private void hold() {

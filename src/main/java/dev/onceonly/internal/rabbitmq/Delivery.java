@@ -66,6 +66,8 @@ final class Delivery implements Dispatch, ClaimAheadSlot, ClaimAheadLine.Member<
     volatile ScheduledFuture<?> hold;
     /** The guard's decision, when a guarded method was invoked for this delivery. */
     private volatile GuardEvent guardDecision;
+    /** What the guarded call threw for a FAILED decision; read when the application acks instead. */
+    private volatile Throwable guardFailure;
     /**
      * A claim the guard took before this delivery was guarded; abandoned when it is settled. Once
      * settled it holds {@link #SETTLED}, so a claim that arrives after the settlement (a
@@ -95,6 +97,12 @@ final class Delivery implements Dispatch, ClaimAheadSlot, ClaimAheadLine.Member<
 
     @Override
     public void decided(GuardEvent event) {
+        guardDecision = event;
+    }
+
+    @Override
+    public void decided(GuardEvent event, Throwable failure) {
+        guardFailure = failure;
         guardDecision = event;
     }
 
@@ -161,7 +169,10 @@ final class Delivery implements Dispatch, ClaimAheadSlot, ClaimAheadLine.Member<
     /** What a settled delivery holds instead of a claim: nothing to abandon, nothing the guard can take. */
     private static final ClaimAheadSlot.Claim SETTLED = () -> { };
 
-    /** Its channel settles from the decision: a refusal is requeued or dead-lettered even when acked. */
+    /**
+     * Its channel settles from the decision: a refusal is requeued or dead-lettered, and a failure
+     * tried again or dead-lettered, even when acked.
+     */
     @Override
     public boolean settlesFromDecision() {
         return true;
@@ -170,6 +181,11 @@ final class Delivery implements Dispatch, ClaimAheadSlot, ClaimAheadLine.Member<
     /** The guard's decision, or {@code null} when no guarded method was invoked for this delivery. */
     GuardEvent guardDecision() {
         return guardDecision;
+    }
+
+    /** What the guarded call threw for this delivery's decision, or {@code null}. */
+    Throwable guardFailure() {
+        return guardFailure;
     }
 
     Stage stage() {

@@ -1,8 +1,10 @@
 package dev.onceonly.internal.rabbitmq;
 
 import dev.onceonly.api.Outcome;
+import dev.onceonly.internal.support.Durations;
 import dev.onceonly.internal.support.LogId;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.DoubleSupplier;
@@ -53,11 +55,11 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
 
     /**
      * The application accepted the message: settled as the guard decided for it — acked, unless the
-     * guarded method returned quietly after a refusal ({@link Delivery#settlesFromDecision}).
+     * guarded method returned quietly after a refusal or a failure ({@link Delivery#settlesFromDecision}).
      */
     @Override
     public CompletionStage<Void> ack(Delivery d) {
-        return settle(d, Disposition.accepted(d.guardDecision(), d.metadata.attempt(), settings.maxAttempts()));
+        return settle(d, Disposition.accepted(d.guardDecision(), d.guardFailure(), d.metadata.attempt(), settings.maxAttempts()));
     }
 
     /** The application did not accept the message: settled as the guard's decision and the failure say. */
@@ -85,7 +87,15 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
                     settlement.holdThenRequeue(d);
                 }
             }
-            case RETRY_LATER -> redelivery.retryAfter(d, settings.backoff().delay(d.metadata.attempt(), jitter.getAsDouble()));
+            case RETRY_LATER -> {
+                Duration delay = settings.backoff().delay(d.metadata.attempt(), jitter.getAsDouble());
+                // The one line of a failed attempt that is tried again; the last one is the dead letter's.
+                LogId.ONCE0516W.log(disposition.consumer() != null ? disposition.consumer() : settings.channel(),
+                        d.metadata.attempt(), settings.maxAttempts(), settings.channel(),
+                        disposition.keyDigest().isEmpty() ? "-" : disposition.keyDigest(), Redelivery.bodyHash(d.metadata.body()),
+                        disposition.loggedReason(), Durations.format(delay));
+                redelivery.retryAfter(d, delay);
+            }
             case DEAD_LETTER -> redelivery.deadLetter(d, disposition);
         }
         return DONE;

@@ -18,8 +18,16 @@ import dev.onceonly.api.Outcome;
  *                  guard's reason after it in parentheses (the classes its retry rule matched)
  * @param consumer  the guard's consumer name when a guarded method decided, else {@code null}
  * @param keyDigest the guard's key digest when known, else empty
+ * @param trace     the failure whose stack trace the dead letter's log line carries, or {@code null}:
+ *                  set only for a failure retried to the last attempt that nobody else logged (the
+ *                  guarded method returned instead of throwing it), so each message's trace is logged once
  */
-record Disposition(Action action, Outcome outcome, String reason, String consumer, String keyDigest) {
+record Disposition(Action action, Outcome outcome, String reason, String consumer, String keyDigest, Throwable trace) {
+
+    /** A disposition whose log line carries no stack trace. */
+    Disposition(Action action, Outcome outcome, String reason, String consumer, String keyDigest) {
+        this(action, outcome, reason, consumer, keyDigest, null);
+    }
 
     /** Broker actions for a delivery. */
     enum Action {
@@ -37,16 +45,25 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
 
     /**
      * The application acked the delivery: an ack, unless its guarded method returned quietly after a
-     * refusal, which is settled as the refusal says.
+     * refusal or a failure ({@link Delivery#settlesFromDecision}), which is settled as a nack with
+     * that failure would be: a refusal as it says, a failure retried or dead-lettered. Such a failure
+     * reached nobody else, so its dead letter after the last attempt carries its stack trace.
      *
      * @param guard       the guard's decision for this delivery, or {@code null} when no guarded
      *                    method was invoked for it
+     * @param failure     what the guarded call threw for a {@code FAILED} decision, else {@code null}
      * @param attempt     1-based number of this delivery's attempt
      * @param maxAttempts attempts allowed before a failing message is dead-lettered
      */
-    static Disposition accepted(GuardEvent guard, int attempt, int maxAttempts) {
+    static Disposition accepted(GuardEvent guard, Throwable failure, int attempt, int maxAttempts) {
         if (guard != null && guard.outcome().isRefusal()) {
             return of(guard, null, attempt, maxAttempts);
+        }
+        if (guard != null && guard.outcome() == Outcome.FAILED) {
+            Disposition d = of(guard, failure, attempt, maxAttempts);
+            // Not worth retrying is an expected outcome (an invalid message): its line, no trace.
+            return d.action() == Action.DEAD_LETTER && guard.retryable() && failure != null
+                    ? new Disposition(d.action(), d.outcome(), d.reason(), d.consumer(), d.keyDigest(), failure) : d;
         }
         return guard == null ? new Disposition(Action.ACK, Outcome.PROCESSED, "", null, "")
                 : new Disposition(Action.ACK, guard.outcome(), "", guard.consumer(), guard.keyDigest());
@@ -81,6 +98,21 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
             case PROCESSED, DUPLICATE -> new Disposition(failed, Outcome.FAILED, cap(describe(failure)),
                     guard.consumer(), guard.keyDigest());
         };
+    }
+
+    /**
+     * {@return the reason as a log line may show it: for FAILED the exception's class only (its
+     * message may quote the body), with what the retry rule matched}
+     */
+    String loggedReason() {
+        if (outcome != Outcome.FAILED) {
+            return reason;
+        }
+        // "<class>[: <message>][ (<retry rule's reason>)]", the rule's part appended last by of().
+        int rule = reason.lastIndexOf(" (not retried");
+        String failure = rule < 0 ? reason : reason.substring(0, rule);
+        int colon = failure.indexOf(':');
+        return (colon < 0 ? failure : failure.substring(0, colon)) + (rule < 0 ? "" : reason.substring(rule));
     }
 
     /** The innermost cause: wrappers (invocation, processing exceptions) say nothing about the message. */

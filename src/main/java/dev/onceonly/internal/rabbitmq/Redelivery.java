@@ -5,7 +5,6 @@ import dev.onceonly.rabbitmq.RabbitHeaders;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 
 import com.rabbitmq.client.AMQP;
-import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.support.Durations;
 import dev.onceonly.internal.support.LogId;
 
@@ -139,10 +138,16 @@ final class Redelivery {
         headers.put(RabbitHeaders.ATTEMPTS, m.attempt());
         headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, m.exchange());
         headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
+        Object[] line = {settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest, bodyHash(m.body()),
+                disposition.outcome(), m.attempt(), settings.deadLetterExchange(), disposition.loggedReason()};
         publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,
-                () -> LogId.ONCE0505W.log(settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest,
-                        bodyHash(m.body()), disposition.outcome(), m.attempt(), settings.deadLetterExchange(),
-                        logReason(disposition)), () -> {
+                () -> {
+                    if (disposition.trace() == null) {
+                        LogId.ONCE0505W.log(line);
+                    } else {
+                        LogId.ONCE0505W.logWithTrace(disposition.trace(), line);
+                    }
+                }, () -> {
                     if (requeueCounts.getAsBoolean()) {
                         // A requeue would spend one of the message's attempts on the broker's failure:
                         // dead-lettered again after the delay instead.
@@ -187,18 +192,13 @@ final class Redelivery {
         });
     }
 
-    /** For FAILED the exception message may quote business data: the log gets its class only. */
-    private static String logReason(Disposition d) {
-        return d.outcome() == Outcome.FAILED ? d.reason().replaceFirst(":.*", "") : d.reason();
-    }
-
     private static String describe(Throwable e) {
         Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
     }
 
     /** Short SHA-256 of a body: identifies a message in logs without revealing it. */
-    private static String bodyHash(byte[] body) {
+    static String bodyHash(byte[] body) {
         try {
             byte[] sha = MessageDigest.getInstance("SHA-256").digest(body);
             return HexFormat.of().formatHex(sha, 0, 8);

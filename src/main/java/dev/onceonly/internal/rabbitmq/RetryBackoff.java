@@ -1,7 +1,9 @@
 package dev.onceonly.internal.rabbitmq;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * How long a failed delivery waits before its next attempt, and who holds it meanwhile (validated
@@ -56,5 +58,24 @@ record RetryBackoff(Duration first, Duration max, double multiplier, Duration br
         long millis = delay.toMillis();
         long power = Long.highestOneBit(Math.max(1, millis / 1000)) * 1000;
         return Optional.of(Duration.ofMillis(millis >= power + power / 2 ? power + power / 2 : power));
+    }
+
+    /**
+     * Every delay {@link #brokerDelay} can give for a delay up to {@code max}, shortest first: one
+     * delay queue each. The shortest delay the broker holds, and each step from there to {@code max}.
+     */
+    List<Duration> brokerDelays() {
+        TreeSet<Duration> all = new TreeSet<>();
+        if (brokerAbove.compareTo(max) < 0) {
+            brokerDelay(brokerAbove.plusMillis(1)).ifPresent(all::add);
+        }
+        for (long power = 1000; power <= max.toMillis(); power *= 2) {
+            for (long step : new long[] {power, power + power / 2}) {
+                if (step <= max.toMillis()) {
+                    brokerDelay(Duration.ofMillis(step)).ifPresent(all::add);
+                }
+            }
+        }
+        return List.copyOf(all);
     }
 }

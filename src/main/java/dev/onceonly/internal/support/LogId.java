@@ -140,6 +140,13 @@ public enum LogId {
     ONCE0515W(Level.WARNING, "RabbitMQ channel '%s': queue '%s' exists with other arguments than configured %s (%s); "
             + "it is used as it is: set them with a policy, or delete the queue to let it be declared"),
     /**
+     * A handler failed and the delivery is tried again after its backoff; one line per failed attempt,
+     * the exception's class only (its message may quote the body). The attempt that ends in the
+     * dead-letter exchange is reported by {@link #ONCE0505W} instead, with the stack trace.
+     */
+    ONCE0516W(Level.WARNING, "Handler of consumer '%s' failed on attempt %d of %d (channel '%s', key %s, body sha256 %s): %s; "
+            + "next attempt in %s"),
+    /**
      * A delay queue could not be declared (or, with {@code declare=false}, found): failed deliveries
      * are held by the consumer for their backoff instead; tried again after a while.
      */
@@ -156,7 +163,7 @@ public enum LogId {
     /** Reporting a transaction's outcome to the guard failed. */
     ONCE0405W(Level.WARNING, "Asking the guard before a commit, or telling it the outcome, failed: %s"),
     /** Ledger DDL applied at startup ({@code onceonly.ledger.create-schema=true}). */
-    ONCE0406I(Level.INFO, "Ledger table checked or created from %s (onceonly.ledger.create-schema=true)"),
+    ONCE0406I(Level.INFO, "Table checked or created: %s (onceonly.ledger.create-schema=true)"),
     /** The outbox is in use. */
     ONCE0601I(Level.INFO, "Outbox in use on %s: sweep every %s for rows older than %s, batches of %d, parked after %d refusals, "
             + "sent rows kept %s"),
@@ -172,6 +179,11 @@ public enum LogId {
     /** The move to the dead-letter queue failed: the message is rolled back instead. */
     ONCE0702W(Level.WARNING, "Could not move a message of consumer '%s' (key %s, outcome %s) to the dead-letter queue (%s): "
             + "rolled back instead; the provider's redelivery limit takes it aside"),
+    /**
+     * A guarded JMS listener's handler failed: the transaction is marked rollback-only and the
+     * provider redelivers; one line per delivery, the stack trace with the first one this instance sees.
+     */
+    ONCE0704W(Level.WARNING, "Handler of consumer '%s' failed on delivery %d (key %s): %s; rolled back for the provider's redelivery"),
     /** Guarded JMS listeners found at startup, and what their refusals do. */
     ONCE0703I(Level.INFO, "Guarded JMS listeners %s: CONFLICT and REJECTED %s; BUSY and RETRY held %s, then rolled back for redelivery");
 
@@ -193,6 +205,19 @@ public enum LogId {
     public void log(Object... args) {
         if (LOG.isLoggable(level)) {
             LOG.log(level, name() + ": " + String.format(template, args));
+        }
+    }
+
+    /**
+     * Logs this line with {@code thrown}'s stack trace if its level is enabled: for the one line of
+     * a message that carries its trace.
+     *
+     * @param thrown the exception whose stack trace follows the line
+     * @param args   the values of the template's {@code %} placeholders, in order
+     */
+    public void logWithTrace(Throwable thrown, Object... args) {
+        if (LOG.isLoggable(level)) {
+            LOG.log(level, name() + ": " + String.format(template, args), thrown);
         }
     }
 

@@ -20,6 +20,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.jboss.weld.junit5.EnableWeld;
 import org.jboss.weld.junit5.WeldInitiator;
 import org.jboss.weld.junit5.WeldSetup;
@@ -225,14 +226,14 @@ class InterceptorWeldTest {
     }
 
     /**
-     * A refusal of the delivery a connector dispatched to an {@code @Incoming} method, when that
-     * connector settles from the decision: the method returns quietly (Reactive Messaging would log
-     * an exception as an error with its stack trace) and the delivery holds the refusal. Every other
-     * case still throws: a dispatch that does not settle from the decision, a call no connector
-     * dispatched, and a handler that failed.
+     * A refusal or a handler failure of the delivery a connector dispatched to an {@code @Incoming}
+     * method, when that connector settles from the decision: the method returns quietly (Reactive
+     * Messaging would log an exception as an error with its stack trace, on every attempt) and the
+     * delivery holds the decision, and for a failure what the handler threw. Every other case still
+     * throws: a dispatch that does not settle from the decision, and a call no connector dispatched.
      */
     @Test
-    void aRefusedDeliveryReturnsQuietlyOnlyWhereItsConnectorSettlesFromTheDecision() {
+    void aRefusedOrFailedDeliveryReturnsQuietlyOnlyWhereItsConnectorSettlesFromTheDecision() {
         String keyless = "{\"no-id\":\"" + UUID.randomUUID() + "\"}";
         RecordingDispatch settling = new RecordingDispatch(message(keyless), true);
         handover.post(keyless, settling);
@@ -250,8 +251,21 @@ class InterceptorWeldTest {
         String failing = "{\"id\":\"" + UUID.randomUUID() + "\",\"fail\":true}";
         RecordingDispatch failed = new RecordingDispatch(message(failing), true);
         handover.post(failing, failed);
-        assertThrows(IllegalStateException.class, () -> guardedConsumer.onOrder(failing), "a failure is not a refusal");
+        try (LogCapture log = new LogCapture()) {
+            guardedConsumer.onOrder(failing);
+            assertEquals(List.of(), log.lines(), "the connector logs the failed attempt, once");
+        }
         assertEquals(List.of(Outcome.FAILED), failed.outcomes());
+        assertEquals("the handler failed", failed.failures().get(0).getMessage(), "the connector has what the handler threw");
+
+        String failingPlain = "{\"id\":\"" + UUID.randomUUID() + "\",\"fail\":true}";
+        RecordingDispatch thrown = new RecordingDispatch(message(failingPlain));
+        handover.post(failingPlain, thrown);
+        try (LogCapture log = new LogCapture()) {
+            assertThrows(IllegalStateException.class, () -> guardedConsumer.onOrder(failingPlain), "its connector needs the exception");
+            assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0303I")).count(), log.lines().toString());
+        }
+        assertEquals(List.of(Outcome.FAILED), thrown.outcomes());
         assertEquals(List.of(), guardedConsumer.orders());
         assertEquals(0, handover.pending());
     }
@@ -336,6 +350,7 @@ class InterceptorWeldTest {
     public static class TracedConsumer {
         private volatile SpanContext current;
 
+        @Incoming("cdi-traced")
         @IdempotentMessage(consumer = "traced", keyStrategy = KeyStrategy.CONTENT)
         public void onOrder(String order) {
             current = Span.current().getSpanContext();
@@ -372,9 +387,10 @@ class InterceptorWeldTest {
         assertFalse(Span.current().getSpanContext().isValid(), "nothing left current after the call");
     }
 
+    /** Failed, though the call returns to the messaging runtime: its connector settles the failure. */
     @Test
     void aHandlerThatThrowsMarksTheConsumerSpanFailed() {
-        assertThrows(IllegalStateException.class, () -> deliver("fail-" + UUID.randomUUID()));
+        deliver("fail-" + UUID.randomUUID());
         SpanData process = TELEMETRY.span("queue process");
         assertEquals(StatusCode.ERROR, process.getStatus().getStatusCode());
         assertEquals(IllegalStateException.class.getName(), process.getStatus().getDescription());

@@ -29,7 +29,7 @@ class LedgerBeansTest {
         try (ScratchDatabase db = ScratchDatabase.create(ScratchDatabase.Kind.H2, true);
              SessionFactory outside = NonTransactionalConnections.sessionFactory(db)) {
             LocalJta outsideJta = new LocalJta(outside);
-            JpaLedger autoCommitting = new JpaLedger("oo:", outsideJta::entityManager, outsideJta, Clock.systemUTC());
+            JpaLedger autoCommitting = new JpaLedger("oo:", db.tables().ledger(), outsideJta::entityManager, outsideJta, Clock.systemUTC());
             InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
                     () -> LedgerBeans.checkedForTransactions(autoCommitting, "jdbc/onceonly-claims"));
             assertEquals("onceonly.ledger.datasource", e.property());
@@ -37,7 +37,7 @@ class LedgerBeansTest {
                     && e.getMessage().contains("duplicate"), e.getMessage());
 
             LocalJta jta = new LocalJta(db.sessionFactory());
-            JpaLedger joining = new JpaLedger("oo:", jta::entityManager, jta, Clock.systemUTC());
+            JpaLedger joining = new JpaLedger("oo:", db.tables().ledger(), jta::entityManager, jta, Clock.systemUTC());
             assertSame(joining, LedgerBeans.checkedForTransactions(joining, "jdbc/onceonly"));
         }
     }

@@ -329,7 +329,7 @@ class OnceOnlyConfigTest {
     @Test
     void theDatabaseStoreIsAChoiceWithItsOwnDatasourceAndPurge() {
         assertEquals("database", config(Map.of("onceonly.store", "database")).global().store());
-        assertEquals(new OnceOnlyConfig.DatabaseStoreSettings("jdbc/onceonly-claims", Duration.ofMinutes(1)),
+        assertEquals(new OnceOnlyConfig.DatabaseStoreSettings("jdbc/onceonly-claims", Duration.ofMinutes(1), "onceonly_claim"),
                 config(Map.of()).databaseStore());
         assertEquals("jdbc/claims", config(Map.of("onceonly.database-store.datasource", "jdbc/claims")).databaseStore().dataSource());
         assertEquals("onceonly.database-store.purge-interval", assertThrows(InvalidConfigurationException.class,
@@ -343,7 +343,7 @@ class OnceOnlyConfigTest {
     void outboxSettingsHaveDefaultsAndABadValueNamesItsProperty() {
         OnceOnlyConfig.OutboxSettings defaults = config(Map.of()).outbox();
         assertEquals(new OnceOnlyConfig.OutboxSettings(Duration.ofSeconds(10), Duration.ofSeconds(30), 100, 5, Duration.ofDays(1),
-                Duration.ofSeconds(10)), defaults);
+                Duration.ofSeconds(10), "onceonly_outbox"), defaults);
         assertEquals(7, config(Map.of("onceonly.outbox.max-attempts", "7")).outbox().maxAttempts());
 
         InvalidConfigurationException tooSoon = assertThrows(InvalidConfigurationException.class,

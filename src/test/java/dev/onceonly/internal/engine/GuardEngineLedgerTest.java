@@ -11,6 +11,7 @@ import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.internal.jdbc.JdbcClaimStore;
 import dev.onceonly.internal.ledger.jpa.JpaLedger;
+import dev.onceonly.internal.ledger.jpa.LedgerSchema;
 import dev.onceonly.internal.jta.JtaTransactionRunner;
 import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import dev.onceonly.internal.memory.InMemoryClaimStore;
@@ -97,7 +98,7 @@ class GuardEngineLedgerTest {
         }
     };
     private final InMemoryClaimStore store = new InMemoryClaimStore(10_000, clock);
-    private final JpaLedger jpaLedger = new JpaLedger("oo:", () -> em, jta, clock);
+    private final JpaLedger jpaLedger = new JpaLedger("oo:", LedgerSchema.Part.LEDGER.shipped(), () -> em, jta, clock);
     private final AtomicInteger runs = new AtomicInteger();
     private final String consumer = "ledger-" + UUID.randomUUID().toString().substring(0, 8);
     private final ConsumerSettings settings = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), true);
@@ -306,7 +307,7 @@ class GuardEngineLedgerTest {
         KeyDeriver keys = new KeyDeriver(TestRedis.uniquePrefix("conflict-fields"));
         try (ScratchDatabase claims = ScratchDatabase.create(ScratchDatabase.Kind.H2, true);
              RedisClaimStore redis = new RedisClaimStore(TestRedis.client());
-             JdbcClaimStore database = new JdbcClaimStore(claims.pool(4), clock, scheduler, Duration.ofHours(1))) {
+             JdbcClaimStore database = new JdbcClaimStore(claims.pool(4), claims.tables().claims(), clock, scheduler, Duration.ofHours(1))) {
             for (ClaimStore claimStore : List.of(store, database, redis)) {
                 listener.outcomes.clear();
                 String order = "o-" + claimStore.name();

@@ -43,7 +43,7 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
 
     @BeforeAll
     void createDatabase() throws Exception {
-        db = ScratchDatabase.create(kind(), true);
+        db = ScratchDatabase.create(kind(), true, true);
         pool = db.pool(20);
     }
 
@@ -57,7 +57,7 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
 
     @Override
     protected JdbcClaimStore newStore() {
-        return new JdbcClaimStore(pool, clock, scheduler, Duration.ofHours(1));
+        return new JdbcClaimStore(pool, db.tables().claims(), clock, scheduler, Duration.ofHours(1));
     }
 
     @Override
@@ -68,7 +68,7 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
     @Override
     protected long pttl(String key) {
         try (Connection c = pool.getConnection();
-             PreparedStatement s = c.prepareStatement("select expires_at from onceonly_claim where claim_key = ?")) {
+             PreparedStatement s = c.prepareStatement("select expires_at from " + db.tables().claims() + " where claim_key = ?")) {
             s.setString(1, key);
             try (ResultSet r = s.executeQuery()) {
                 if (!r.next()) {
@@ -112,7 +112,7 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
                 new Class<?>[] {DataSource.class}, (p, m, a) -> {
                     throw new SQLException("connection refused", "08001");
                 });
-        JdbcClaimStore unreachable = new JdbcClaimStore(down, clock, scheduler, Duration.ofHours(1));
+        JdbcClaimStore unreachable = new JdbcClaimStore(down, db.tables().claims(), clock, scheduler, Duration.ofHours(1));
         assertThrows(ClaimStoreException.class, () -> unreachable.claim(prefix + "x", "t", "fp", LEASE));
         assertThrows(ClaimStoreException.class, () -> unreachable.complete(prefix + "x", "t", "fp", RETENTION));
         assertTrue(unreachable.problem().orElseThrow().contains("08001"), unreachable.problem().toString());

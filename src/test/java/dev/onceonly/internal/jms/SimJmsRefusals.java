@@ -4,7 +4,6 @@ import jakarta.jms.ConnectionFactory;
 import jakarta.jms.Queue;
 
 import java.time.Duration;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -17,9 +16,12 @@ public final class SimJmsRefusals {
     private SimJmsRefusals() {
     }
 
-    /** As {@link JmsRefusals#JmsRefusals(Duration, ConnectionFactory, Queue, BooleanSupplier)}; {@code hold} waits the retry delay. */
+    /**
+     * As {@link JmsRefusals#JmsRefusals(Duration, ConnectionFactory, Queue, JmsRefusals.ListenerTransaction)};
+     * {@code hold} waits the retry delay.
+     */
     public static JmsRefusals create(Duration retryDelay, ConnectionFactory factory, Queue deadLetterQueue,
-                                     BooleanSupplier rollbackOnly, Consumer<Duration> hold) {
-        return new JmsRefusals(retryDelay, factory, deadLetterQueue, rollbackOnly, hold::accept);
+                                     JmsRefusals.ListenerTransaction transaction, Consumer<Duration> hold) {
+        return new JmsRefusals(retryDelay, factory, deadLetterQueue, transaction, hold::accept);
     }
 }

@@ -12,6 +12,7 @@ import static dev.onceonly.internal.rabbitmq.Disposition.Action.REQUEUE_LATER;
 import static dev.onceonly.internal.rabbitmq.Disposition.Action.RETRY_LATER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class DispositionTest {
@@ -142,5 +143,45 @@ class DispositionTest {
         }
         assertEquals(DEAD_LETTER, Disposition.of(decided(Outcome.FAILED), NACKED, 3, 3).action(),
                 "a retryable failure at its last attempt");
+    }
+
+    /**
+     * Acked after a failure (the guarded method returned so that the runtime logs nothing): settled
+     * as a nack with that failure, never acked; only a failure retried to the last attempt carries
+     * its trace to the dead letter's line.
+     */
+    @Test
+    void anAckAfterAFailureIsAFailedAttemptNeverAnAck() {
+        RuntimeException boom = new IllegalStateException("boom");
+        Disposition first = Disposition.accepted(decided(Outcome.FAILED), boom, 1, 3);
+        assertEquals(RETRY_LATER, first.action());
+        assertEquals("java.lang.IllegalStateException: boom", first.reason());
+        assertNull(first.trace());
+        Disposition last = Disposition.accepted(decided(Outcome.FAILED), boom, 3, 3);
+        assertEquals(DEAD_LETTER, last.action());
+        assertSame(boom, last.trace(), "the trace, once, with the dead letter");
+
+        GuardEvent notRetryable = new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: java.lang.IllegalArgumentException is in no-retry-for", 1, false);
+        Disposition invalid = Disposition.accepted(notRetryable, new IllegalArgumentException("bad: 4111"), 1, 3);
+        assertEquals(DEAD_LETTER, invalid.action());
+        assertNull(invalid.trace(), "an expected outcome: no trace");
+        assertEquals("java.lang.IllegalArgumentException (not retried: java.lang.IllegalArgumentException is in no-retry-for)",
+                invalid.loggedReason(), "the class and the rule, not the message");
+
+        assertNull(Disposition.of(decided(Outcome.FAILED), boom, 3, 3).trace(), "a nack's failure was logged by whoever nacked");
+        assertEquals(Disposition.Action.ACK, Disposition.accepted(decided(Outcome.PROCESSED), null, 1, 3).action());
+        assertEquals(Disposition.Action.ACK, Disposition.accepted(null, null, 3, 3).action());
+    }
+
+    @Test
+    void aLoggedReasonNamesTheFailuresClassOnly() {
+        assertEquals("java.lang.IllegalStateException", Disposition.of(null, new IllegalStateException("card 4111: declined"), 3, 3).loggedReason());
+        assertEquals("java.lang.IllegalStateException", Disposition.of(null, new IllegalStateException(), 3, 3).loggedReason());
+        GuardEvent notRetryable = new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: java.lang.IllegalStateException is in no-retry-for", 1, false);
+        assertEquals("java.lang.IllegalStateException (not retried: java.lang.IllegalStateException is in no-retry-for)",
+                Disposition.of(notRetryable, new IllegalStateException(), 1, 3).loggedReason(), "no message, and a colon only in the rule");
+        assertEquals("because", Disposition.of(decided(Outcome.CONFLICT), NACKED, 1, 3).loggedReason(), "a refusal's reason as it is");
     }
 }

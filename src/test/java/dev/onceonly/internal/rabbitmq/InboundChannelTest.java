@@ -1,3 +1,4 @@
+// Over 300 lines: every settle path runs on one fixture, a channel consuming a queue of the machine's RabbitMQ.
 package dev.onceonly.internal.rabbitmq;
 
 import dev.onceonly.rabbitmq.RabbitHeaders;
@@ -13,6 +14,7 @@ import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
+import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
@@ -294,6 +296,77 @@ class InboundChannelTest {
         assertEquals("java.lang.NumberFormatException: For input string: \"abc\" (not retried: java.lang.NumberFormatException "
                 + "matches no-retry-for java.lang.IllegalArgumentException)", h.get(RabbitHeaders.REASON).toString());
         assertNull(probe.received.poll(1, TimeUnit.SECONDS), "not delivered again");
+    }
+
+    /**
+     * The guarded method returned after its handler failed (so that Reactive Messaging does not log
+     * it): the ack of a delivery holding a FAILED decision is a failed attempt, never an ack. One
+     * line for the attempt tried again, naming the exception's class only; the last attempt is the
+     * dead letter's line, with the stack trace, once; the dead letter's header keeps the message.
+     */
+    @Test
+    void anAckAfterAFailureIsAFailedAttemptLoggedOnceAndDeadLetteredWithItsTraceAtTheLast() throws Exception {
+        probe.request(10);
+        try (LogCapture log = new LogCapture()) {
+            rabbit.publish("", queue, "failing-quietly");
+            Message<?> first = probe.next();
+            handover.take(first.getPayload()).decided(failed(true), new IllegalStateException("card 4111 declined"));
+            first.ack();
+
+            Message<?> second = probe.next();
+            assertEquals("failing-quietly", second.getPayload());
+            assertEquals(2, second.getMetadata(IncomingRabbitMetadata.class).orElseThrow().attempt(), "tried again, counted");
+            List<String> attempt = log.lines("ONCE0516W");
+            assertEquals(1, attempt.size(), log.lines().toString());
+            assertTrue(attempt.get(0).startsWith("ONCE0516W: Handler of consumer 'unit-consumer' failed on attempt 1 of 2 (channel '"),
+                    attempt.get(0));
+            assertTrue(attempt.get(0).contains("key digest, body sha256 "), attempt.get(0));
+            assertTrue(attempt.get(0).contains("): java.lang.IllegalStateException; next attempt in "), attempt.get(0));
+            assertEquals(List.of(), log.traced(), "no trace for an attempt tried again");
+
+            handover.take(second.getPayload()).decided(failed(true), new IllegalStateException("card 4111 declined"));
+            second.ack();
+            await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+            await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+            Map<String, Object> h = rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders();
+            assertEquals("FAILED", h.get(RabbitHeaders.OUTCOME).toString());
+            assertEquals("java.lang.IllegalStateException: card 4111 declined", h.get(RabbitHeaders.REASON).toString());
+            assertEquals(2, ((Number) h.get(RabbitHeaders.ATTEMPTS)).intValue());
+            await("the dead letter's line", LIMIT, () -> log.lines("ONCE0505W").size(), n -> n == 1);
+            assertEquals(1, log.lines("ONCE0516W").size(), "the last attempt has the dead letter's line only");
+            assertEquals(log.lines("ONCE0505W"), log.traced(), "its trace, once");
+            assertTrue(log.lines().stream().noneMatch(l -> l.contains("4111")), "the exception's message stays out of the lines");
+        }
+    }
+
+    /** Not worth retrying, acked: dead-lettered at once, its one line without a trace (an expected outcome). */
+    @Test
+    void anAckAfterAFailureNotWorthRetryingIsDeadLetteredAtOnceInOneLineWithoutATrace() throws Exception {
+        probe.request(10);
+        try (LogCapture log = new LogCapture()) {
+            rabbit.publish("", queue, "invalid-quietly");
+            Message<?> first = probe.next();
+            handover.take(first.getPayload()).decided(failed(false), new NumberFormatException("For input string: \"abc\""));
+            first.ack();
+
+            await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+            Map<String, Object> h = rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders();
+            assertEquals(1, ((Number) h.get(RabbitHeaders.ATTEMPTS)).intValue(), "dead-lettered at its first attempt");
+            assertEquals("java.lang.NumberFormatException: For input string: \"abc\" (not retried: java.lang.NumberFormatException "
+                    + "matches no-retry-for java.lang.IllegalArgumentException)", h.get(RabbitHeaders.REASON).toString());
+            await("the dead letter's line", LIMIT, () -> log.lines("ONCE0505W").size(), n -> n == 1);
+            assertTrue(log.lines("ONCE0505W").get(0).endsWith("outcome FAILED after 1 attempt(s), to exchange '" + queue + ".dlx': "
+                    + "java.lang.NumberFormatException (not retried: java.lang.NumberFormatException matches no-retry-for "
+                    + "java.lang.IllegalArgumentException)"), log.lines("ONCE0505W").get(0));
+            assertEquals(List.of(), log.lines("ONCE0516W"), "its one line is the dead letter's");
+            assertEquals(List.of(), log.traced());
+            assertNull(probe.received.poll(1, TimeUnit.SECONDS), "not delivered again");
+        }
+    }
+
+    private static GuardEvent failed(boolean retryable) {
+        return new GuardEvent("unit-consumer", Outcome.FAILED, Layer.NONE, "digest", retryable ? "handler failed or transaction rolled back"
+                : "not retried: java.lang.NumberFormatException matches no-retry-for java.lang.IllegalArgumentException", 0, retryable);
     }
 
     @Test

@@ -69,7 +69,7 @@ class OutboxRelayTest {
     void start() throws Exception {
         db = ScratchDatabase.create(ScratchDatabase.Kind.POSTGRESQL, true);
         jta = new LocalJta(db.sessionFactory());
-        store = new JpaOutboxStore(jta::entityManager, jta, "oo:");
+        store = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "oo:");
         rabbit = new TestRabbit();
         try (var ch = rabbitChannel()) {
             ch.exchangeDeclare(exchange, "direct", false, true, null);

@@ -3,6 +3,7 @@ package dev.onceonly.internal.rabbitmq;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -82,5 +83,17 @@ class RetryBackoffTest {
             buckets.add(held);
         }
         assertEquals(20, buckets.size(), buckets.toString());
+    }
+
+    @Test
+    void brokerDelaysAreEveryDelayTheBrokerMayHoldAndNoOther() {
+        for (RetryBackoff b : new RetryBackoff[] {BACKOFF, new RetryBackoff(Duration.ofSeconds(1), Duration.ofMillis(12_500), 2.0,
+                Duration.ofMillis(2_500)), new RetryBackoff(Duration.ofSeconds(1), Duration.ofSeconds(5), 2.0, Duration.ofSeconds(5))}) {
+            Set<Duration> held = new TreeSet<>();
+            for (long millis = 1; millis <= b.max().toMillis(); millis++) {
+                b.brokerDelay(Duration.ofMillis(millis)).ifPresent(held::add);
+            }
+            assertEquals(List.copyOf(held), b.brokerDelays(), b.toString());
+        }
     }
 }

@@ -30,8 +30,6 @@ import java.util.function.Supplier;
  */
 public final class JpaLedger implements Ledger {
 
-    private static final String INSERT =
-            "insert into onceonly_processed_message (msg_id, consumer, body_sha256, processed_at) values (?, ?, ?, ?)";
     /** The separator and the 22-character base64url digest that end every key after its consumer ({@code MessageKey}). */
     private static final int SEPARATOR_AND_DIGEST = 1 + 22;
     /**
@@ -47,6 +45,8 @@ public final class JpaLedger implements Ledger {
     private static final SecureRandom CHECK_KEYS = new SecureRandom();
 
     private final String keyPrefix;
+    /** The row's insert, into the table {@link ProcessedMessage} is mapped to (its JPQL names the entity). */
+    private final String insert;
     /** {@link #keyPrefix}'s length in characters, as the database counts them (code points). */
     private final int keyPrefixLength;
     private final Supplier<EntityManager> entityManagers;
@@ -63,14 +63,19 @@ public final class JpaLedger implements Ledger {
      *
      * @param keyPrefix      the application's {@code onceonly.key-prefix}, which every key it inserts
      *                       starts with
+     * @param table          the ledger table, the one the entity managers map {@link ProcessedMessage} to
+     *                       ({@code onceonly.ledger.table}), already validated as an SQL name
      * @param entityManagers the entity manager of the calling thread's current transaction; its
      *                       database is the business data's
      * @param newTransaction runs what must not share the caller's transaction: the verifier's read
      *                       after a unique violation, the readiness check and each purge batch
      * @param clock          the time written into each row
      */
-    public JpaLedger(String keyPrefix, Supplier<EntityManager> entityManagers, NewTransaction newTransaction, Clock clock) {
+    public JpaLedger(String keyPrefix, String table, Supplier<EntityManager> entityManagers, NewTransaction newTransaction,
+                     Clock clock) {
         this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
+        this.insert = "insert into " + Objects.requireNonNull(table, "table")
+                + " (msg_id, consumer, body_sha256, processed_at) values (?, ?, ?, ?)";
         this.keyPrefixLength = keyPrefix.codePointCount(0, keyPrefix.length());
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
@@ -111,12 +116,12 @@ public final class JpaLedger implements Ledger {
                     .findAttributeMapping("processedAt").getSingleJdbcMapping();
             this.processedAt = processedAt;
         }
-        try (PreparedStatement insert = connection.prepareStatement(INSERT)) {
-            insert.setString(1, key);
-            insert.setString(2, consumer);
-            insert.setString(3, bodyHash);
-            processedAt.getJdbcValueBinder().bind(insert, clock.instant(), 4, session);
-            insert.executeUpdate();
+        try (PreparedStatement row = connection.prepareStatement(insert)) {
+            row.setString(1, key);
+            row.setString(2, consumer);
+            row.setString(3, bodyHash);
+            processedAt.getJdbcValueBinder().bind(row, clock.instant(), 4, session);
+            row.executeUpdate();
             return Optional.empty();
         } catch (SQLException e) {
             Optional<SQLException> violation = UniqueViolation.find(e);

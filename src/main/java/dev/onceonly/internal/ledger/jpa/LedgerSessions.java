@@ -3,9 +3,14 @@ package dev.onceonly.internal.ledger.jpa;
 import jakarta.persistence.EntityManager;
 import org.hibernate.SessionFactory;
 import org.hibernate.boot.MetadataSources;
+import org.hibernate.boot.model.naming.Identifier;
+import org.hibernate.boot.model.naming.PhysicalNamingStrategy;
+import org.hibernate.boot.model.naming.PhysicalNamingStrategyStandardImpl;
 import org.hibernate.boot.registry.StandardServiceRegistry;
 import org.hibernate.boot.registry.StandardServiceRegistryBuilder;
 import org.hibernate.cfg.AvailableSettings;
+import org.hibernate.engine.jdbc.env.spi.JdbcEnvironment;
+import org.hibernate.engine.jdbc.env.spi.NameQualifierSupport;
 import org.hibernate.engine.transaction.jta.platform.internal.NoJtaPlatform;
 import org.hibernate.engine.transaction.jta.platform.spi.JtaPlatform;
 
@@ -41,11 +46,13 @@ public final class LedgerSessions implements AutoCloseable {
     /**
      * Builds the session factory; Hibernate reads the database's metadata once, to choose its dialect.
      *
-     * @param dataSource the datasource of the business data, which the ledger's table is in
+     * @param dataSource  the datasource of the business data, which the ledger's table is in
+     * @param ledgerTable the ledger table {@link ProcessedMessage} is mapped to ({@code onceonly.ledger.table}),
+     *                    {@code name} or {@code schema.name}, already validated as an SQL name
      * @return the sessions, to close when the application stops
      * @throws IllegalStateException when Hibernate finds no JTA transaction manager on this server
      */
-    public static LedgerSessions on(DataSource dataSource) {
+    public static LedgerSessions on(DataSource dataSource, String ledgerTable) {
         StandardServiceRegistry registry = new StandardServiceRegistryBuilder()
                 .applySetting(AvailableSettings.DATASOURCE, dataSource)
                 .applySetting(AvailableSettings.TRANSACTION_COORDINATOR_STRATEGY, "jta")
@@ -55,8 +62,8 @@ public final class LedgerSessions implements AutoCloseable {
                 .build();
         SessionFactory factory;
         try {
-            factory = new MetadataSources(registry).addAnnotatedClass(ProcessedMessage.class)
-                    .buildMetadata().buildSessionFactory();
+            factory = new MetadataSources(registry).addAnnotatedClass(ProcessedMessage.class).getMetadataBuilder()
+                    .applyPhysicalNamingStrategy(naming(ledgerTable)).build().buildSessionFactory();
         } catch (RuntimeException e) {
             StandardServiceRegistryBuilder.destroy(registry);
             throw e;
@@ -78,5 +85,49 @@ public final class LedgerSessions implements AutoCloseable {
     @Override
     public void close() {
         factory.close();
+    }
+
+    /**
+     * The naming that maps {@link ProcessedMessage} to {@code ledgerTable}, for any Hibernate
+     * bootstrap of the entity.
+     *
+     * @param ledgerTable the ledger table, {@code name} or {@code schema.name}, already validated as an SQL name
+     * @return the naming strategy
+     */
+    public static PhysicalNamingStrategy naming(String ledgerTable) {
+        return new LedgerTableName(ledgerTable);
+    }
+
+    /**
+     * Maps {@link ProcessedMessage}'s table to the configured one, and a qualified name's schema to
+     * what the dialect qualifies tables with: the schema (PostgreSQL, H2) or the catalog (MariaDB,
+     * whose databases are JDBC catalogs). The session factory maps nothing else.
+     */
+    private static final class LedgerTableName extends PhysicalNamingStrategyStandardImpl {
+
+        private final Identifier table;
+        /** The schema the name is qualified with, or {@code null}. */
+        private final Identifier schema;
+
+        LedgerTableName(String table) {
+            int dot = table.indexOf('.');
+            this.table = Identifier.toIdentifier(table.substring(dot + 1));
+            this.schema = dot < 0 ? null : Identifier.toIdentifier(table.substring(0, dot));
+        }
+
+        @Override
+        public Identifier toPhysicalTableName(Identifier logicalName, JdbcEnvironment environment) {
+            return logicalName.getText().equals(LedgerSchema.Part.LEDGER.shipped()) ? table : logicalName;
+        }
+
+        @Override
+        public Identifier toPhysicalCatalogName(Identifier logicalName, JdbcEnvironment environment) {
+            return schema != null && environment.getNameQualifierSupport() == NameQualifierSupport.CATALOG ? schema : logicalName;
+        }
+
+        @Override
+        public Identifier toPhysicalSchemaName(Identifier logicalName, JdbcEnvironment environment) {
+            return schema != null && environment.getNameQualifierSupport().supportsSchemas() ? schema : logicalName;
+        }
     }
 }

@@ -3,7 +3,6 @@ package dev.onceonly.internal.ledger.jpa;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
-import jakarta.persistence.Index;
 import jakarta.persistence.Table;
 
 import java.time.Instant;
@@ -12,11 +11,11 @@ import java.time.Instant;
  * One row of the ledger: this message key was processed by a committed transaction. The primary
  * key {@code msg_id} is what makes the ledger authoritative: the database refuses a second row for
  * the same key, whatever the claim store remembers. The DDL users apply lives in
- * {@code META-INF/onceonly/ddl/}.
+ * {@code META-INF/onceonly/ddl/}. The table's name here is the default: {@code LedgerSessions} maps
+ * it to {@code onceonly.ledger.table}.
  */
 @Entity
-@Table(name = "onceonly_processed_message",
-        indexes = @Index(name = "onceonly_processed_message_at", columnList = "processed_at"))
+@Table(name = "onceonly_processed_message")
 public class ProcessedMessage {
 
     /** Longest key: a 32-character prefix, a 100-character consumer, ':' and a 22-character digest. */

@@ -24,7 +24,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The outbox table {@code onceonly_outbox} (DDL in {@code META-INF/onceonly/ddl/}), written with plain
+ * The outbox table ({@code onceonly.outbox.table}, DDL in {@code META-INF/onceonly/ddl/}), written with plain
  * JDBC on the connection of the current transaction's session, like the ledger's insert.
  *
  * <p>Times are stored as epoch milliseconds ({@code BIGINT}): the relay and the purge compare them
@@ -50,19 +50,18 @@ public final class JpaOutboxStore implements OutboxStore {
     static final int SENT = 1;
     static final int PARKED = 2;
 
-    private static final String INSERT = "insert into onceonly_outbox (message_id, source_key, exchange_name, routing_key,"
-            + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
-            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
-    private static final String MARK_SENT = "update onceonly_outbox set state = 1, sent_at = ? where id = ?";
-    private static final String MARK_REFUSED = "update onceonly_outbox set attempts = attempts + 1, last_error = ?,"
-            + " state = case when attempts + 1 >= ? then 2 else 0 end where id = ?";
     private static final int MAX_ERROR = 500;
 
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
     private final String scope;
+    private final OutboxRows rows;
+    private final String insert;
+    private final String markSent;
+    private final String markRefused;
 
     /**
+     * @param table          the outbox table ({@code onceonly.outbox.table}), already validated as an SQL name
      * @param entityManagers the entity manager of the calling thread's current transaction, on the
      *                       business data's datasource (such as {@link LedgerSessions#current})
      * @param newTransaction runs each relay, purge batch and count in a transaction of its own
@@ -70,19 +69,28 @@ public final class JpaOutboxStore implements OutboxStore {
      *                       ({@code onceonly.key-prefix}); at most 64 characters, not empty (that
      *                       is the scope of rows from before there were scopes)
      */
-    public JpaOutboxStore(Supplier<EntityManager> entityManagers, NewTransaction newTransaction, String scope) {
+    public JpaOutboxStore(String table, Supplier<EntityManager> entityManagers, NewTransaction newTransaction, String scope) {
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
         if (scope.isEmpty() || scope.length() > 64) {
             throw new IllegalArgumentException("an outbox scope has 1 to 64 characters: '" + scope + "'");
         }
         this.scope = scope;
+        this.rows = new OutboxRows(Objects.requireNonNull(table, "table"));
+        this.insert = "insert into " + table + " (message_id, source_key, exchange_name, routing_key,"
+                + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
+                + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
+        this.markSent = "update " + table + " set state = 1, sent_at = ? where id = ?";
+        // The state first: MariaDB evaluates assignments left to right, so after "attempts = attempts + 1"
+        // the condition would count this refusal twice and park a row one refusal early.
+        this.markRefused = "update " + table + " set state = case when attempts + 1 >= ? then 2 else 0 end,"
+                + " attempts = attempts + 1, last_error = ? where id = ?";
     }
 
     @Override
     public long append(OutboxRecord r) {
         return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(INSERT, new String[] {"id"})) {
+            try (PreparedStatement s = c.prepareStatement(insert, new String[] {"id"})) {
                 OutboxMessage m = r.message();
                 s.setString(1, r.messageId());
                 s.setString(2, r.source());
@@ -109,7 +117,7 @@ public final class JpaOutboxStore implements OutboxStore {
     @Override
     public Optional<OutboxRecord> find(String messageId) {
         return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(OutboxRows.COLUMNS + " where message_id = ?")) {
+            try (PreparedStatement s = c.prepareStatement(rows.columns() + " where message_id = ?")) {
                 s.setString(1, messageId);
                 try (ResultSet r = s.executeQuery()) {
                     return r.next() ? Optional.of(OutboxRows.read(r)) : Optional.empty();
@@ -125,19 +133,19 @@ public final class JpaOutboxStore implements OutboxStore {
             return Relayed.NONE;
         }
         return newTransaction.call(() -> work(c -> {
-            List<OutboxRecord> locked = OutboxRows.lock(c, selection, scope);
+            List<OutboxRecord> locked = rows.lock(c, selection, scope);
             if (locked.isEmpty()) {
                 return Relayed.NONE;
             }
             Relayed relayed = new Relayed(locked.size(), locked.get(locked.size() - 1).id());
-            List<OutboxRecord> rows = OutboxRows.mayGoOut(c, locked);
-            if (rows.isEmpty()) {
+            List<OutboxRecord> goOut = rows.mayGoOut(c, locked);
+            if (goOut.isEmpty()) {
                 return relayed;
             }
-            Map<Long, Optional<Failure>> answers = publish.apply(rows);
+            Map<Long, Optional<Failure>> answers = publish.apply(goOut);
             List<Long> sent = new ArrayList<>();
             Map<Long, String> refused = new LinkedHashMap<>();
-            for (OutboxRecord row : rows) {
+            for (OutboxRecord row : goOut) {
                 Optional<Failure> answer = answers.get(row.id());
                 if (answer == null) {
                     continue; // not tried, or the broker could not be asked: stays pending as it was
@@ -152,7 +160,7 @@ public final class JpaOutboxStore implements OutboxStore {
             // Each statement is prepared only when it has rows: Liberty drains a statement's results
             // when it is closed, and MariaDB's driver fails that for a statement never executed.
             if (!sent.isEmpty()) {
-                try (PreparedStatement s = c.prepareStatement(MARK_SENT)) {
+                try (PreparedStatement s = c.prepareStatement(markSent)) {
                     for (Long id : sent) {
                         s.setLong(1, now.toEpochMilli());
                         s.setLong(2, id);
@@ -162,10 +170,10 @@ public final class JpaOutboxStore implements OutboxStore {
                 }
             }
             if (!refused.isEmpty()) {
-                try (PreparedStatement s = c.prepareStatement(MARK_REFUSED)) {
+                try (PreparedStatement s = c.prepareStatement(markRefused)) {
                     for (Map.Entry<Long, String> e : refused.entrySet()) {
-                        s.setString(1, e.getValue());
-                        s.setInt(2, maxAttempts);
+                        s.setInt(1, maxAttempts);
+                        s.setString(2, e.getValue());
                         s.setLong(3, e.getKey());
                         s.addBatch();
                     }
@@ -193,7 +201,7 @@ public final class JpaOutboxStore implements OutboxStore {
     /** The oldest sent rows, by id, up to a batch: read, then deleted by id (portable, unlike {@code DELETE … LIMIT}). */
     private int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
         List<Long> ids = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("select id from onceonly_outbox where state = 1 and sent_at < ?"
+        try (PreparedStatement s = c.prepareStatement("select id from " + rows.table() + " where state = 1 and sent_at < ?"
                 + OutboxRows.IN_SCOPE + " order by id limit ?")) {
             s.setLong(1, olderThan.toEpochMilli());
             s.setString(2, scope);
@@ -207,7 +215,7 @@ public final class JpaOutboxStore implements OutboxStore {
         if (ids.isEmpty()) {
             return 0;
         }
-        try (PreparedStatement d = c.prepareStatement("delete from onceonly_outbox where state = 1 and id in ("
+        try (PreparedStatement d = c.prepareStatement("delete from " + rows.table() + " where state = 1 and id in ("
                 + "?,".repeat(ids.size() - 1) + "?)")) {
             for (int i = 0; i < ids.size(); i++) {
                 d.setLong(i + 1, ids.get(i));
@@ -221,7 +229,7 @@ public final class JpaOutboxStore implements OutboxStore {
         return newTransaction.call(() -> work(c -> {
             long pending = 0;
             long parked = 0;
-            try (PreparedStatement s = c.prepareStatement("select state, count(*) from onceonly_outbox where state in (0, 2)"
+            try (PreparedStatement s = c.prepareStatement("select state, count(*) from " + rows.table() + " where state in (0, 2)"
                     + OutboxRows.IN_SCOPE + " group by state")) {
                 s.setString(1, scope);
                 try (ResultSet r = s.executeQuery()) {
@@ -245,14 +253,14 @@ public final class JpaOutboxStore implements OutboxStore {
     @Override
     public void checkReady() {
         newTransaction.call(() -> work(c -> {
-            try (PreparedStatement s = c.prepareStatement(OutboxRows.COLUMNS + " where id = -1"); ResultSet r = s.executeQuery()) {
+            try (PreparedStatement s = c.prepareStatement(rows.columns() + " where id = -1"); ResultSet r = s.executeQuery()) {
                 r.next();
             }
-            try (PreparedStatement s = c.prepareStatement("select app_scope from onceonly_outbox where id = -1");
+            try (PreparedStatement s = c.prepareStatement("select app_scope from " + rows.table() + " where id = -1");
                  ResultSet r = s.executeQuery()) {
                 return r.next();
             } catch (SQLException e) {
-                throw new IllegalStateException("onceonly_outbox has no column app_scope (the table was created by an earlier"
+                throw new IllegalStateException(rows.table() + " has no column app_scope (the table was created by an earlier"
                         + " version): apply META-INF/onceonly/ddl/<database>.sql again, which adds it; " + e.getMessage(), e);
             }
         }));

@@ -18,18 +18,32 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Reads rows of {@code onceonly_outbox} for the JPA outbox store: the relay's selection, locked,
- * and which of the locked rows may go out without breaking their source's order.
+ * Reads rows of the outbox table for the JPA outbox store: the relay's selection, locked, and which
+ * of the locked rows may go out without breaking their source's order.
  */
 final class OutboxRows {
 
-    /** The columns {@link #read} reads, in its order. */
-    static final String COLUMNS = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
-            + " correlation_id, persistent, headers, body, created_at, attempts from onceonly_outbox";
     /** The rows of the store's scope (its first parameter), and those written before there were scopes. */
     static final String IN_SCOPE = " and app_scope in (?, '')";
 
-    private OutboxRows() {
+    private final String table;
+    private final String columns;
+
+    /** @param table the outbox table, validated as an SQL name */
+    OutboxRows(String table) {
+        this.table = table;
+        this.columns = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
+                + " correlation_id, persistent, headers, body, created_at, attempts from " + table;
+    }
+
+    /** {@return the outbox table} */
+    String table() {
+        return table;
+    }
+
+    /** {@return the select of the columns {@link #read} reads, in its order, from the table; a where clause may follow} */
+    String columns() {
+        return columns;
     }
 
     /**
@@ -38,7 +52,7 @@ final class OutboxRows {
      * Read without locking, after the lock: a row seen pending may have been sent since (it holds
      * back one round more), a row seen sent or parked stays so.
      */
-    static List<OutboxRecord> mayGoOut(Connection c, List<OutboxRecord> locked) throws SQLException {
+    List<OutboxRecord> mayGoOut(Connection c, List<OutboxRecord> locked) throws SQLException {
         Set<Long> lockedIds = new HashSet<>();
         Set<String> sources = new LinkedHashSet<>();
         for (OutboxRecord row : locked) {
@@ -46,7 +60,7 @@ final class OutboxRows {
             sources.add(row.source());
         }
         Map<String, Long> firstGap = new HashMap<>();
-        try (PreparedStatement s = c.prepareStatement("select source_key, id from onceonly_outbox where state = 0 and id < ?"
+        try (PreparedStatement s = c.prepareStatement("select source_key, id from " + table + " where state = 0 and id < ?"
                 + " and source_key in (" + "?,".repeat(sources.size() - 1) + "?)")) {
             s.setLong(1, locked.get(locked.size() - 1).id());
             int i = 2;
@@ -69,8 +83,8 @@ final class OutboxRows {
     }
 
     /** Locks and reads the selected pending rows of {@code scope}, in id order, passing by rows another relay holds. */
-    static List<OutboxRecord> lock(Connection c, Selection selection, String scope) throws SQLException {
-        StringBuilder sql = new StringBuilder(COLUMNS).append(" where state = 0").append(IN_SCOPE);
+    List<OutboxRecord> lock(Connection c, Selection selection, String scope) throws SQLException {
+        StringBuilder sql = new StringBuilder(columns).append(" where state = 0").append(IN_SCOPE);
         if (!selection.ids().isEmpty()) {
             sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
         } else {
@@ -99,7 +113,7 @@ final class OutboxRows {
         }
     }
 
-    /** The row at the result's cursor, read with {@link #COLUMNS}. */
+    /** The row at the result's cursor, read with {@link #columns()}. */
     static OutboxRecord read(ResultSet r) throws SQLException {
         String messageId = r.getString(2);
         OutboxMessage message = new OutboxMessage(r.getString(4), r.getString(5), r.getBytes(10), r.getString(6), messageId,

@@ -56,7 +56,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
 
     @BeforeAll
     void createDatabase() throws Exception {
-        db = ScratchDatabase.create(kind(), true);
+        db = ScratchDatabase.create(kind(), true, true);
         jta = new LocalJta(db.sessionFactory());
     }
 
@@ -74,7 +74,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
 
     /** A ledger of the application with key prefix {@code keyPrefix}, on this class's database. */
     private JpaLedger newLedger(String keyPrefix, Clock clock) {
-        return new JpaLedger(keyPrefix, jta::entityManager, this::newTransaction, clock);
+        return new JpaLedger(keyPrefix, db.tables().ledger(), jta::entityManager, this::newTransaction, clock);
     }
 
     /** The ledger's {@code REQUIRES_NEW}: the hook of {@link #beforeTheVerifierReads}, then {@link LocalJta#call}. */
@@ -226,7 +226,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
     void theTransactionCheckFailsOnConnectionsThatDoNotJoinTheTransaction() throws Exception {
         try (SessionFactory outside = NonTransactionalConnections.sessionFactory(db)) {
             LocalJta outsideJta = new LocalJta(outside);
-            Optional<String> problem = new JpaLedger(KEY_PREFIX, outsideJta::entityManager, outsideJta, clock).transactionProblem();
+            Optional<String> problem = new JpaLedger(KEY_PREFIX, db.tables().ledger(), outsideJta::entityManager, outsideJta, clock).transactionProblem();
             assertTrue(problem.isPresent() && problem.get().contains("rolled back"), String.valueOf(problem));
         }
         assertEquals(0, checkRowsLeft());
@@ -234,7 +234,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
 
     private int checkRowsLeft() throws Exception {
         try (Connection c = db.connect();
-             PreparedStatement s = c.prepareStatement("select count(*) from onceonly_processed_message where consumer = ?")) {
+             PreparedStatement s = c.prepareStatement("select count(*) from " + db.tables().ledger() + " where consumer = ?")) {
             s.setString(1, JpaLedger.CHECK_CONSUMER);
             try (ResultSet r = s.executeQuery()) {
                 r.next();
@@ -260,7 +260,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
     @Override
     protected void deleteFromOutside(String key) throws Exception {
         try (Connection c = db.connect();
-             PreparedStatement s = c.prepareStatement("delete from onceonly_processed_message where msg_id = ?")) {
+             PreparedStatement s = c.prepareStatement("delete from " + db.tables().ledger() + " where msg_id = ?")) {
             s.setString(1, key);
             s.executeUpdate();
         }
@@ -280,7 +280,7 @@ abstract class JpaLedgerTestBase extends LedgerContract {
     protected void withoutTheTable(LedgerCheck check) throws Exception {
         try (ScratchDatabase empty = ScratchDatabase.create(kind(), false)) {
             LocalJta emptyJta = new LocalJta(empty.sessionFactory());
-            check.check(new JpaLedger(KEY_PREFIX, emptyJta::entityManager, emptyJta, Clock.systemUTC()));
+            check.check(new JpaLedger(KEY_PREFIX, empty.tables().ledger(), emptyJta::entityManager, emptyJta, Clock.systemUTC()));
         }
     }
 }

@@ -7,12 +7,15 @@ import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,6 +34,40 @@ class LedgerDdlTest {
         execute(admin, "postgres", "create schema " + schema);
         try {
             check("postgresql", admin + "?currentSchema=" + schema, "postgres", schema);
+        } finally {
+            execute(admin, "postgres", "drop schema " + schema + " cascade");
+        }
+    }
+
+    /**
+     * Two applications on one PostgreSQL schema, each with its own tables: their DDL applies side by
+     * side, twice (PostgreSQL names indexes and constraints per schema, so they must differ too).
+     */
+    @Test
+    void postgresqlTwoApplicationsTablesSideBySide() throws Exception {
+        String schema = scratchName();
+        String admin = "jdbc:postgresql://127.0.0.1:5432/test";
+        execute(admin, "postgres", "create schema " + schema);
+        try {
+            String url = admin + "?currentSchema=" + schema;
+            for (int run = 0; run < 2; run++) {
+                for (String app : List.of("app1", "app2")) {
+                    for (LedgerSchema.Part part : LedgerSchema.Part.values()) {
+                        String table = schema + "." + app + "_" + part.name().toLowerCase(Locale.ROOT);
+                        try (Connection c = DriverManager.getConnection(url, "postgres", ""); Statement s = c.createStatement()) {
+                            for (String statement : LedgerSchema.statements("META-INF/onceonly/ddl/postgresql.sql", part, table)) {
+                                s.execute(statement);
+                            }
+                        }
+                    }
+                }
+            }
+            try (Connection c = DriverManager.getConnection(url, "postgres", ""); Statement s = c.createStatement();
+                 ResultSet r = s.executeQuery("select string_agg(tablename, ',' order by tablename) from pg_tables"
+                         + " where schemaname = '" + schema + "'")) {
+                r.next();
+                assertEquals("app1_claims,app1_ledger,app1_outbox,app2_claims,app2_ledger,app2_outbox", r.getString(1));
+            }
         } finally {
             execute(admin, "postgres", "drop schema " + schema + " cascade");
         }

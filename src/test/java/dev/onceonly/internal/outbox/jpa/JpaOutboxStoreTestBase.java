@@ -52,7 +52,7 @@ abstract class JpaOutboxStoreTestBase {
     void createDatabase() throws Exception {
         db = ScratchDatabase.create(kind(), true);
         jta = new LocalJta(db.sessionFactory());
-        store = new JpaOutboxStore(jta::entityManager, jta, "oo:");
+        store = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "oo:");
     }
 
     @AfterAll
@@ -336,8 +336,8 @@ abstract class JpaOutboxStoreTestBase {
      */
     @Test
     void twoApplicationsOnOneDatabaseTouchOnlyTheirOwnRows() throws Exception {
-        OutboxStore a = new JpaOutboxStore(jta::entityManager, jta, "a:");
-        OutboxStore b = new JpaOutboxStore(jta::entityManager, jta, "b:");
+        OutboxStore a = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "a:");
+        OutboxStore b = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "b:");
         long rowA = jta.inTransaction(() -> a.append(record("a:c:k", 1)));
         long rowB = jta.inTransaction(() -> b.append(record("b:c:k", 1)));
         assertEquals(new OutboxStore.Counts(1, 0), a.counts());
@@ -372,9 +372,9 @@ abstract class JpaOutboxStoreTestBase {
             s.setLong(2, now.toEpochMilli());
             s.executeUpdate();
         }
-        LedgerSchema.apply(db.dataSource());
+        db.applyDdl(LedgerSchema.Part.OUTBOX);
         store.checkReady();
-        OutboxStore b = new JpaOutboxStore(jta::entityManager, jta, "b:");
+        OutboxStore b = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "b:");
         assertEquals(new OutboxStore.Counts(1, 0), store.counts());
         assertEquals(new OutboxStore.Counts(1, 0), b.counts());
         List<Long> handed = relayConfirming(b, Selection.oldest(now.plusSeconds(1), 0, 10));

@@ -52,7 +52,7 @@ abstract class JtaOutboxTestBase {
     void createDatabase() throws Exception {
         db = ScratchDatabase.create(kind(), true);
         jta = new LocalJta(db.sessionFactory());
-        outbox = new JtaOutbox(new JpaOutboxStore(jta::entityManager, jta, "oo:"), jta, committed::addAll, Clock.systemUTC(),
+        outbox = new JtaOutbox(new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "oo:"), jta, committed::addAll, Clock.systemUTC(),
                 MessageTracing.NONE);
     }
 

@@ -31,16 +31,16 @@ import java.util.Collections;
 @Produces(MediaType.APPLICATION_JSON)
 public class JmsResource {
 
-    @Resource(lookup = "jms/itCf")
+    @Resource(lookup = "jms/ordersCf")
     ConnectionFactory factory;
 
-    @Resource(lookup = "jms/itOrders")
+    @Resource(lookup = "jms/orders")
     Queue orders;
 
-    @Resource(lookup = "jms/itDlq")
+    @Resource(lookup = "jms/ordersDlq")
     Queue deadLetters;
 
-    @Resource(lookup = "jms/itExceptions")
+    @Resource(lookup = "jms/ordersExceptions")
     Queue exceptions;
 
     /** Sends the body {@code copies} times, as a producer retrying its send would. */

@@ -1,0 +1,12 @@
+package dev.onceonly.internal.outbox.jpa;
+
+import dev.onceonly.testing.ScratchDatabase;
+
+/** The outbox store contract on {@link JpaOutboxStore} and this machine's PostgreSQL, on a renamed table. */
+class JpaOutboxStoreContractPostgresqlTest extends JpaOutboxStoreContractTestBase {
+
+    @Override
+    protected ScratchDatabase.Kind kind() {
+        return ScratchDatabase.Kind.POSTGRESQL;
+    }
+}

@@ -1,0 +1,130 @@
+package dev.onceonly.internal.rabbitmq;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import dev.onceonly.testing.TestRabbit;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code bin/onceonly-topology} against the machine's RabbitMQ: a channel's topology declared by the
+ * connector's own code ({@link Topology#declare}, {@link DelayQueues}) is listed from the
+ * application's properties file, and deleted on request: a dry run first, then only what is safe,
+ * then the rest when forced.
+ */
+class TopologyCommandTest {
+
+    private static final Path SCRIPT = Path.of("bin", "onceonly-topology");
+
+    @Test
+    void listsWhatTheConnectorDeclaredAndDeletesItOnRequest() throws Exception {
+        String queue = "onceonly.topology-test." + UUID.randomUUID();
+        String exchange = queue + ".orders";
+        Map<String, String> channel = Map.of("channel-name", "orders", "queue.name", queue, "exchange.name", exchange,
+                "routing-keys", "order.placed", "retry-broker-delay-above", "2s", "retry-max-delay", "10s");
+        Path properties = Files.createTempFile("onceonly-topology", ".properties");
+        StringBuilder file = new StringBuilder("mp.messaging.incoming.orders.connector=onceonly-rabbitmq\n");
+        // The queue's name through an expression, as applications write it.
+        file.append("mp.messaging.incoming.orders.queue.name=${names}\nnames=").append(queue).append('\n');
+        channel.forEach((k, v) -> {
+            if (!k.equals("channel-name") && !k.equals("queue.name")) {
+                file.append("mp.messaging.incoming.orders.").append(k).append('=').append(v).append('\n');
+            }
+        });
+        file.append("mp.messaging.incoming.other.connector=smallrye-kafka\n");
+        Files.writeString(properties, file);
+
+        IncomingSettings settings = TestChannelConfig.of(channel, ChannelConfig.Direction.INCOMING).incoming();
+        Duration delay = settings.backoff().brokerDelays().get(1);
+        String delayQueue = DelayQueueNames.name(queue, delay);
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost("127.0.0.1");
+        try (Connection c = f.newConnection("topology-test"); TestRabbit rabbit = new TestRabbit()) {
+            try {
+                Topology.declare(c, c.createChannel(), settings).close();
+                assertTrue(new DelayQueues(settings, () -> c, System::nanoTime).queueFor(delay).isPresent());
+                rabbit.publish("", settings.deadLetterQueue(), "a dead letter");
+
+                List<String> listed = run(properties);
+                assertTrue(listed.contains("channel orders (incoming) on amqp://guest@localhost:5672/"), listed.toString());
+                assertTrue(listed.contains("  queue    " + queue + " (queue): exists, 0 message(s), 0 consumer(s); --delete deletes it"),
+                        listed.toString());
+                assertTrue(listed.contains("  queue    " + queue + ".dlq (dead-letter queue): exists, 1 message(s), 0 consumer(s); "
+                        + "--delete keeps it (holds messages), --force deletes it"), listed.toString());
+                assertTrue(listed.contains("  exchange " + queue + ".dlx (dead-letter exchange): exists; --delete deletes it"),
+                        listed.toString());
+                assertTrue(listed.contains("  exchange " + exchange + " (exchange the queue is bound to): exists; "
+                        + "--delete keeps it (shared), --include-exchanges deletes it"), listed.toString());
+                assertTrue(listed.contains("  queue    " + delayQueue + " (delay queue, retries waiting " + delay.toMillis()
+                        + " ms): exists, 0 message(s), 0 consumer(s); --delete deletes it"), listed.toString());
+                assertEquals(1, listed.stream().filter(l -> l.contains(".onceonly.delay.") && l.contains("exists")).count(),
+                        "only the delay queue that exists: " + listed);
+                assertTrue(listed.stream().noneMatch(l -> l.contains("other")), "only the connector's channels: " + listed);
+                assertTrue(exists(c, queue, true) && exists(c, delayQueue, true), "a dry run deletes nothing");
+
+                List<String> deleted = run(properties, "--delete");
+                assertTrue(deleted.contains("  queue    " + queue + " (queue): exists, 0 message(s), 0 consumer(s); deleted"),
+                        deleted.toString());
+                assertFalse(exists(c, queue, true));
+                assertFalse(exists(c, delayQueue, true));
+                assertFalse(exists(c, queue + ".dlx", false));
+                assertTrue(exists(c, queue + ".dlq", true), "the dead letters are kept");
+                assertTrue(exists(c, exchange, false), "the exchange publishers use is kept");
+
+                List<String> forced = run(properties, "--delete", "--force", "--include-exchanges");
+                assertTrue(forced.contains("  queue    " + queue + ".dlq (dead-letter queue): exists, 1 message(s), 0 consumer(s); "
+                        + "deleted"), forced.toString());
+                assertFalse(exists(c, queue + ".dlq", true));
+                assertFalse(exists(c, exchange, false));
+                assertTrue(run(properties).contains("  queue    " + queue + " (queue): absent"));
+            } finally {
+                rabbit.deleteQueue(delayQueue);
+                rabbit.deleteChannelTopology(queue);
+                rabbit.deleteExchange(exchange);
+            }
+        }
+    }
+
+    private static boolean exists(Connection c, String name, boolean queue) throws IOException {
+        Channel ch = c.createChannel();
+        try {
+            if (queue) {
+                ch.queueDeclarePassive(name);
+            } else {
+                ch.exchangeDeclarePassive(name);
+            }
+            return true;
+        } catch (IOException absent) {
+            return false;
+        } finally {
+            Connections.closeQuietly(ch);
+        }
+    }
+
+    private static List<String> run(Path properties, String... options) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(SCRIPT.toString(), "--config", properties.toString()));
+        cmd.addAll(List.of(options));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("ONCEONLY_CLASSPATH", System.getProperty("java.class.path"));
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), out);
+        return out.lines().toList();
+    }
+}
