@@ -91,6 +91,16 @@ class LayeringTest {
             .that().resideOutsideOfPackage("dev.onceonly.internal.observability..")
             .should().dependOnClassesThat().resideInAPackage("io.opentelemetry..");
 
+    /**
+     * The MicroProfile Metrics API is there only with {@code mpMetrics}: observability, whose
+     * listeners on it the extension adds only when the API is deployed, is the one package that may
+     * touch it. The extension names nothing of it, so it loads without the feature.
+     */
+    @ArchTest
+    static final ArchRule onlyObservabilityUsesMicroProfileMetrics = noClasses()
+            .that().resideOutsideOfPackage("dev.onceonly.internal.observability..")
+            .should().dependOnClassesThat().resideInAPackage("org.eclipse.microprofile.metrics..");
+
     /** The demo is what users copy: it uses the public API only. */
     @ArchTest
     static final ArchRule demoUsesThePublicApiOnly = classes()

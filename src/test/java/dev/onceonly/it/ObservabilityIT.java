@@ -1,6 +1,8 @@
 package dev.onceonly.it;
 
+import dev.onceonly.internal.observability.MetricCatalogue;
 import dev.onceonly.testing.Eventually;
+import dev.onceonly.testing.PrometheusText;
 import dev.onceonly.testing.OtlpReceiver;
 import dev.onceonly.testing.TestRedis;
 import org.junit.jupiter.api.Test;
@@ -68,6 +70,42 @@ class ObservabilityIT {
             assertEquals(5, guarded, "the guard's own time recorded once per message");
             assertTrue(delta(after, before, "onceonly.ledger.decisions{consumer=payments, decision=DUPLICATE}") >= 1, after.toString());
         }
+    }
+
+    /**
+     * The same measurements on {@code /metrics} (mpMetrics-5.1 beside mpTelemetry-2.0), in Prometheus's
+     * text format, under the catalogue's names: a message processed, then its duplicate.
+     */
+    @Test
+    void metricsEndpointServesTheCataloguedNamesWithTheirTags() throws Exception {
+        LedgerContract.Payment p = LedgerContract.Payment.of(12);
+        List<PrometheusText.Sample> before = scrape();
+        assertEquals(200, post(p.body()));
+        p.awaitDoneInRedis();
+        assertEquals(200, post(p.body()));
+        List<PrometheusText.Sample> after = scrape();
+        String messages = MetricCatalogue.MESSAGES.prometheusName();
+        String[] processed = {"consumer", "payments", "mp_scope", "application", "outcome", "PROCESSED", "layer", "NONE", "retryable", "true"};
+        String[] duplicate = {"consumer", "payments", "mp_scope", "application", "outcome", "DUPLICATE", "layer", "CLAIM_STORE", "retryable", "true"};
+        assertEquals(1.0, delta(after, before, messages, processed), after.toString());
+        assertEquals(1.0, delta(after, before, messages, duplicate), after.toString());
+        String guarded = MetricCatalogue.GUARD_DURATION.prometheusName() + "_count";
+        assertEquals(1.0, delta(after, before, guarded, "consumer", "payments", "outcome", "PROCESSED"), after.toString());
+        assertEquals(1.0, delta(after, before, guarded, "consumer", "payments", "outcome", "DUPLICATE"), after.toString());
+        assertTrue(PrometheusText.sum(after, MetricCatalogue.LEASE_RENEWALS.prometheusName(), "consumer", "payments") >= 0,
+                "a known consumer's lease renewals are there from the start: " + after);
+    }
+
+    /** The application scope of {@code /metrics}, in Prometheus's format (the feature's default). */
+    private List<PrometheusText.Sample> scrape() throws Exception {
+        HttpResponse<String> r = get("/metrics?scope=application");
+        assertEquals(200, r.statusCode(), r.body());
+        return PrometheusText.parse(r.body());
+    }
+
+    private static double delta(List<PrometheusText.Sample> after, List<PrometheusText.Sample> before, String name, String... labels) {
+        double was = PrometheusText.sum(before, name, labels);
+        return PrometheusText.sum(after, name, labels) - (Double.isNaN(was) ? 0 : was);
     }
 
     @Test
@@ -190,7 +228,8 @@ class ObservabilityIT {
     }
 
     private static String messages(String outcome, String layer) {
-        return "onceonly.messages{consumer=payments, layer=" + layer + ", outcome=" + outcome + "}";
+        boolean retryable = !outcome.equals("CONFLICT") && !outcome.equals("REJECTED");
+        return "onceonly.messages{consumer=payments, layer=" + layer + ", outcome=" + outcome + ", retryable=" + retryable + "}";
     }
 
     private static long delta(Map<String, Long> now, Map<String, Long> before, String key) {

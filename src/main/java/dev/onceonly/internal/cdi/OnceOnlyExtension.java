@@ -8,6 +8,7 @@ import dev.onceonly.internal.config.ConsumerConfig;
 import dev.onceonly.internal.config.OnceOnlyConfig;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.KeyDeriver;
+import dev.onceonly.internal.observability.MpMetricsBeans;
 import dev.onceonly.internal.redis.RedisConfig;
 import dev.onceonly.internal.redis.RedisSettings;
 import jakarta.enterprise.event.Observes;
@@ -82,6 +83,16 @@ public class OnceOnlyExtension implements Extension {
     void healthChecks(@Observes AfterBeanDiscovery abd) {
         if (present("org.eclipse.microprofile.health.HealthCheck")) {
             HealthChecks.register(abd);
+        }
+    }
+
+    /**
+     * MicroProfile Metrics' listeners, when its API is deployed ({@link MpMetricsBeans} is loaded
+     * only then): beside the OpenTelemetry ones, which follow MicroProfile Telemetry.
+     */
+    void microProfileMetrics(@Observes AfterBeanDiscovery abd) {
+        if (present("org.eclipse.microprofile.metrics.MetricRegistry")) {
+            MpMetricsBeans.register(abd);
         }
     }
 

@@ -13,38 +13,38 @@ import io.opentelemetry.api.metrics.Meter;
 
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * OpenTelemetry metrics of the guard:
- * <ul>
- *   <li>{@code onceonly.messages} — messages by {@code consumer}, {@code outcome} and {@code layer}
- *       (a DUPLICATE caught by the claim store or by the ledger); FAILED ones also by
- *       {@code retryable} ({@code false}: the consumer's retry rule says another delivery cannot
- *       succeed, {@link GuardEvent#retryable()});</li>
- *   <li>{@code onceonly.guard.duration} — seconds the guard itself spent per message (claim, ledger
- *       insert, finalisation; the handler excluded), by consumer and outcome;</li>
- *   <li>{@code onceonly.lease.renewals}, {@code onceonly.lease.lost}, {@code onceonly.store.errors}
- *       (by operation) and {@code onceonly.ledger.decisions} (by decision).</li>
- * </ul>
+ * OpenTelemetry metrics of the guard, named and tagged as {@link MetricCatalogue} lists them:
+ * {@code onceonly.messages} (by {@code consumer}, {@code outcome}, {@code layer} and {@code retryable}),
+ * {@code onceonly.guard.duration}, {@code onceonly.lease.renewals}, {@code onceonly.lease.lost},
+ * {@code onceonly.store.errors} and {@code onceonly.ledger.decisions}.
  * Attribute sets are built once per consumer at startup, so recording allocates nothing.
  */
 public final class GuardMetrics implements GuardListener {
 
-    static final AttributeKey<String> CONSUMER = AttributeKey.stringKey("consumer");
-    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("outcome");
-    static final AttributeKey<String> LAYER = AttributeKey.stringKey("layer");
-    static final AttributeKey<String> OPERATION = AttributeKey.stringKey("operation");
-    static final AttributeKey<String> DECISION = AttributeKey.stringKey("decision");
-    static final AttributeKey<Boolean> RETRYABLE = AttributeKey.booleanKey("retryable");
+    private static final AttributeKey<String> CONSUMER = key(MetricCatalogue.Tag.CONSUMER);
+    private static final AttributeKey<String> OUTCOME = key(MetricCatalogue.Tag.OUTCOME);
+    private static final AttributeKey<String> LAYER = key(MetricCatalogue.Tag.LAYER);
+    private static final AttributeKey<String> OPERATION = key(MetricCatalogue.Tag.OPERATION);
+    private static final AttributeKey<String> DECISION = key(MetricCatalogue.Tag.DECISION);
+    /** A string, as MicroProfile Metrics' tags are: the two adapters' series look alike. */
+    private static final AttributeKey<String> RETRYABLE = key(MetricCatalogue.Tag.RETRYABLE);
+    /** The claim store's operations {@link GuardListener#onStoreError} names. */
+    static final List<String> OPERATIONS = List.of("claim", "complete", "release", "extend");
+
+    static AttributeKey<String> key(MetricCatalogue.Tag tag) {
+        return AttributeKey.stringKey(tag.key());
+    }
 
     /** Pre-built attribute sets of one consumer. */
     private static final class ConsumerAttributes {
         final Attributes consumer;
-        final Attributes[][] byOutcomeAndLayer = new Attributes[Outcome.values().length][Layer.values().length];
-        /** FAILED is counted by whether it may be retried: a message not worth retrying is dead-lettered at once. */
-        final Attributes[] failedByLayerNotRetryable = new Attributes[Layer.values().length];
+        /** By outcome, layer and retryability ({@code [1]}: retryable). */
+        final Attributes[][][] messages = new Attributes[Outcome.values().length][Layer.values().length][2];
         final Attributes[] byOutcome = new Attributes[Outcome.values().length];
         final Attributes[] byDecision = new Attributes[LedgerDecision.values().length];
         final Map<String, Attributes> byOperation = new HashMap<>();
@@ -54,19 +54,16 @@ public final class GuardMetrics implements GuardListener {
             for (Outcome o : Outcome.values()) {
                 byOutcome[o.ordinal()] = Attributes.of(CONSUMER, name, OUTCOME, o.name());
                 for (Layer l : Layer.values()) {
-                    byOutcomeAndLayer[o.ordinal()][l.ordinal()] = o == Outcome.FAILED
-                            ? Attributes.of(CONSUMER, name, OUTCOME, o.name(), LAYER, l.name(), RETRYABLE, true)
-                            : Attributes.of(CONSUMER, name, OUTCOME, o.name(), LAYER, l.name());
+                    for (int r = 0; r < 2; r++) {
+                        messages[o.ordinal()][l.ordinal()][r] = Attributes.of(CONSUMER, name, OUTCOME, o.name(), LAYER, l.name(),
+                                RETRYABLE, Boolean.toString(r == 1));
+                    }
                 }
-            }
-            for (Layer l : Layer.values()) {
-                failedByLayerNotRetryable[l.ordinal()] = Attributes.of(CONSUMER, name, OUTCOME, Outcome.FAILED.name(),
-                        LAYER, l.name(), RETRYABLE, false);
             }
             for (LedgerDecision d : LedgerDecision.values()) {
                 byDecision[d.ordinal()] = Attributes.of(CONSUMER, name, DECISION, d.name());
             }
-            for (String op : new String[] {"claim", "complete", "release", "extend"}) {
+            for (String op : OPERATIONS) {
                 byOperation.put(op, Attributes.of(CONSUMER, name, OPERATION, op));
             }
         }
@@ -87,15 +84,21 @@ public final class GuardMetrics implements GuardListener {
      * @param knownConsumers the consumers found at deployment
      */
     public GuardMetrics(Meter meter, Collection<String> knownConsumers) {
-        messages = meter.counterBuilder("onceonly.messages")
-                .setDescription("Messages guarded, by consumer, outcome and the layer that decided").build();
-        guardSeconds = meter.histogramBuilder("onceonly.guard.duration").setUnit("s")
-                .setDescription("Time the guard itself spent on a message, handler excluded").build();
-        renewals = meter.counterBuilder("onceonly.lease.renewals").setDescription("Claim leases renewed by the watchdog").build();
-        lost = meter.counterBuilder("onceonly.lease.lost").setDescription("Claims lost while their handler ran").build();
-        storeErrors = meter.counterBuilder("onceonly.store.errors").setDescription("Claim store failures, by operation").build();
-        ledgerDecisions = meter.counterBuilder("onceonly.ledger.decisions").setDescription("Ledger insert answers, by decision").build();
+        messages = counter(meter, MetricCatalogue.MESSAGES);
+        guardSeconds = histogram(meter, MetricCatalogue.GUARD_DURATION);
+        renewals = counter(meter, MetricCatalogue.LEASE_RENEWALS);
+        lost = counter(meter, MetricCatalogue.LEASE_LOST);
+        storeErrors = counter(meter, MetricCatalogue.STORE_ERRORS);
+        ledgerDecisions = counter(meter, MetricCatalogue.LEDGER_DECISIONS);
         knownConsumers.forEach(c -> consumers.put(c, new ConsumerAttributes(c)));
+    }
+
+    static LongCounter counter(Meter meter, MetricCatalogue metric) {
+        return meter.counterBuilder(metric.otelName()).setDescription(metric.description()).build();
+    }
+
+    static DoubleHistogram histogram(Meter meter, MetricCatalogue metric) {
+        return meter.histogramBuilder(metric.otelName()).setUnit(metric.unit()).setDescription(metric.description()).build();
     }
 
     private ConsumerAttributes of(String consumer) {
@@ -106,9 +109,7 @@ public final class GuardMetrics implements GuardListener {
     @Override
     public void onOutcome(GuardEvent e) {
         ConsumerAttributes a = of(e.consumer());
-        messages.add(1, e.outcome() == Outcome.FAILED && !e.retryable()
-                ? a.failedByLayerNotRetryable[e.layer().ordinal()]
-                : a.byOutcomeAndLayer[e.outcome().ordinal()][e.layer().ordinal()]);
+        messages.add(1, a.messages[e.outcome().ordinal()][e.layer().ordinal()][e.retryable() ? 1 : 0]);
         guardSeconds.record(e.guardNanos() / 1e9, a.byOutcome[e.outcome().ordinal()]);
     }
 

@@ -6,25 +6,30 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.DoubleHistogram;
 import io.opentelemetry.api.metrics.LongCounter;
+import io.opentelemetry.api.metrics.LongGaugeBuilder;
 import io.opentelemetry.api.metrics.Meter;
 
 import java.time.Duration;
 
 /**
- * The outbox's metrics: {@code onceonly.outbox.relayed} (rows published and marked sent, by path),
- * {@code onceonly.outbox.refused} (broker refusals, and whether the row is now parked),
- * {@code onceonly.outbox.relay.duration} (from a row's commit, or its write for swept rows, to the
- * broker's confirm), and the gauges {@code onceonly.outbox.pending} and {@code onceonly.outbox.parked}
- * as the last sweep counted them.
+ * The outbox's OpenTelemetry metrics, named and tagged as {@link MetricCatalogue} lists them:
+ * {@code onceonly.outbox.relayed} (by path), {@code onceonly.outbox.refused} (by whether the row is
+ * now parked), {@code onceonly.outbox.relay.duration}, and the gauges {@code onceonly.outbox.pending}
+ * and {@code onceonly.outbox.parked} as the last sweep counted them.
  */
 public final class OutboxMetrics implements OutboxListener {
 
-    private static final AttributeKey<String> PATH = AttributeKey.stringKey("path");
-    private static final AttributeKey<Boolean> PARKED = AttributeKey.booleanKey("parked");
-    private static final Attributes FAST = Attributes.of(PATH, "after-commit");
-    private static final Attributes SWEEP = Attributes.of(PATH, "sweep");
-    private static final Attributes NOW_PARKED = Attributes.of(PARKED, true);
-    private static final Attributes NOT_PARKED = Attributes.of(PARKED, false);
+    /** The {@code path} of a row published right after its transaction. */
+    static final String AFTER_COMMIT = "after-commit";
+    /** The {@code path} of a row the sweep found. */
+    static final String SWEPT = "sweep";
+
+    private static final AttributeKey<String> PATH = GuardMetrics.key(MetricCatalogue.Tag.PATH);
+    private static final AttributeKey<String> PARKED = GuardMetrics.key(MetricCatalogue.Tag.PARKED);
+    private static final Attributes FAST = Attributes.of(PATH, AFTER_COMMIT);
+    private static final Attributes SWEEP = Attributes.of(PATH, SWEPT);
+    private static final Attributes NOW_PARKED = Attributes.of(PARKED, "true");
+    private static final Attributes NOT_PARKED = Attributes.of(PARKED, "false");
 
     private final LongCounter relayed;
     private final LongCounter refused;
@@ -37,14 +42,15 @@ public final class OutboxMetrics implements OutboxListener {
      * @param meter OnceOnly's meter
      */
     public OutboxMetrics(Meter meter) {
-        relayed = meter.counterBuilder("onceonly.outbox.relayed").setDescription("Outbox rows published and marked sent").build();
-        refused = meter.counterBuilder("onceonly.outbox.refused").setDescription("Outbox rows the broker refused").build();
-        seconds = meter.histogramBuilder("onceonly.outbox.relay.duration").setUnit("s")
-                .setDescription("From an outbox row's commit to the broker's confirm").build();
-        meter.gaugeBuilder("onceonly.outbox.pending").ofLongs().setDescription("Outbox rows waiting to be published")
-                .buildWithCallback(m -> m.record(counts.pending()));
-        meter.gaugeBuilder("onceonly.outbox.parked").ofLongs().setDescription("Outbox rows parked after repeated refusals")
-                .buildWithCallback(m -> m.record(counts.parked()));
+        relayed = GuardMetrics.counter(meter, MetricCatalogue.OUTBOX_RELAYED);
+        refused = GuardMetrics.counter(meter, MetricCatalogue.OUTBOX_REFUSED);
+        seconds = GuardMetrics.histogram(meter, MetricCatalogue.OUTBOX_RELAY_DURATION);
+        gauge(meter, MetricCatalogue.OUTBOX_PENDING).buildWithCallback(m -> m.record(counts.pending()));
+        gauge(meter, MetricCatalogue.OUTBOX_PARKED).buildWithCallback(m -> m.record(counts.parked()));
+    }
+
+    private static LongGaugeBuilder gauge(Meter meter, MetricCatalogue metric) {
+        return meter.gaugeBuilder(metric.otelName()).ofLongs().setDescription(metric.description());
     }
 
     @Override
