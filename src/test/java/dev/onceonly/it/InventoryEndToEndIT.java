@@ -87,11 +87,13 @@ class InventoryEndToEndIT {
         if (failed < 50 || failed > 150) {
             throw new AssertionError("about 10 % of first attempts fail by design; saw " + failed);
         }
-        // The demo's latency window saw every delivery: duplicates return, failed attempts throw.
+        // The demo's latency window saw every delivery, and every one returned: duplicates, and failed
+        // attempts too, whose failure the connector settles from the guard's decision (a retry copy),
+        // so that no handled failure reaches Reactive Messaging as an exception.
         JsonObject timing = after.getJsonObject("timing");
         JsonObject timingBefore = before.getJsonObject("timing");
-        assertTrue(delta(timing, timingBefore, "returned") >= ORDERS * COPIES, timing.toString());
-        assertTrue(delta(timing, timingBefore, "threw") >= failed, timing.toString());
+        assertTrue(delta(timing, timingBefore, "returned") >= ORDERS * COPIES + failed, timing.toString());
+        assertEquals(0, delta(timing, timingBefore, "threw"), timing.toString());
         long guardSamples = timing.getJsonObject("guardMicros").getJsonNumber("count").longValue()
                 - timingBefore.getJsonObject("guardMicros").getJsonNumber("count").longValue();
         assertTrue(guardSamples >= ORDERS * COPIES + failed, "one guard time per guarded delivery: " + timing);
