@@ -413,7 +413,7 @@ public final class LedgerScale {
         }
         System.out.printf("%n# %s %s%n", db.label, settings);
         try {
-            LedgerSchema.apply(db.dataSource());
+            LedgerSchema.apply(db.dataSource(), LedgerSchema.Part.LEDGER, TABLE);
             for (long target : targets) {
                 lines.add(measure(target, settings));
             }
