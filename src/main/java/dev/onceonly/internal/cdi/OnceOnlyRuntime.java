@@ -35,8 +35,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * The composition root of the guard in this application: wires the claim store, the ledger (when a
@@ -67,12 +68,21 @@ public class OnceOnlyRuntime implements GuardLife {
     @Inject
     Instance<GuardListener> listeners;
 
-    /** Liberty's managed scheduler: lease renewals then run with the application's context. */
+    /** Liberty's managed scheduler: the ledger's purge and the claim store's tasks run with the application's context. */
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
     ScheduledExecutorService managedScheduler;
 
+    /**
+     * The engine's tasks (a done-mark drain after nearly every message, lease renewals, completion
+     * retries) run on a pool of these threads, whose context is captured once per thread: the managed
+     * scheduler captures and applies it per task, which costs more than the drain itself (profiled).
+     */
+    @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
+    ThreadFactory managedThreads;
+
     private final Clock clock = Clock.systemUTC();
-    private ScheduledExecutorService ownScheduler;
+    /** The engine's pool; outside a Jakarta EE server (plain CDI containers, tests) everything's. */
+    private ScheduledThreadPoolExecutor ownScheduler;
     private LedgerPurge ledgerPurge;
     private ClaimStore store;
     private Ledger ledger;
@@ -85,16 +95,13 @@ public class OnceOnlyRuntime implements GuardLife {
     void start() {
         OnceOnlyConfig.Global global = extension.global();
         enabled = global.enabled();
-        ScheduledExecutorService scheduler = managedScheduler;
-        if (scheduler == null) {
-            // Outside a Jakarta EE server (plain CDI containers, tests) there is no managed scheduler.
-            ownScheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "onceonly-lease-watchdog");
-                t.setDaemon(true);
-                return t;
-            });
-            scheduler = ownScheduler;
-        }
+        ownScheduler = new ScheduledThreadPoolExecutor(2, managedThreads != null ? managedThreads : r -> {
+            Thread t = new Thread(r, "onceonly-engine");
+            t.setDaemon(true);
+            return t;
+        });
+        ownScheduler.setRemoveOnCancelPolicy(true); // lease renewals are cancelled by the thousand
+        ScheduledExecutorService scheduler = managedScheduler != null ? managedScheduler : ownScheduler;
         TransactionRunner tx = transactionRunners.isResolvable() ? transactionRunners.get() : TransactionRunner.NONE;
         List<String> ledgerConsumers = extension.methods().values().stream()
                 .map(GuardedMethod::settings).filter(ConsumerSettings::ledger).map(ConsumerSettings::consumer).sorted().toList();
@@ -120,7 +127,7 @@ public class OnceOnlyRuntime implements GuardLife {
                 all.add(l);
             }
         });
-        engine = new GuardEngine(store, tx, ledger, scheduler, GuardListener.all(all), extension.keyDeriver());
+        engine = new GuardEngine(store, tx, ledger, ownScheduler, GuardListener.all(all), extension.keyDeriver());
         extension.methods().values().forEach(m -> {
             var s = m.settings();
             LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),
