@@ -132,7 +132,8 @@ final class LoadSummary {
             Integer g = rates.get("guarded");
             Integer gc = cpuByRound.get(round).get("guarded");
             rates.forEach((label, rate) -> {
-                if (g == null || g == 0 || gc == null || gc == 0 || label.equals("guarded") || label.equals("unguarded")) {
+                // The hand-written floors have their own comparison below, the other way round.
+                if (g == null || g == 0 || gc == null || gc == 0 || List.of("guarded", "unguarded", "seed", "direct").contains(label)) {
                     return;
                 }
                 int cpu = cpuByRound.get(round).get(label);
