@@ -12,6 +12,7 @@
 # load (a phase's sample count is well below the CPU /proc reports): compare shares and ratios
 # between modes, not absolute time.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)" # the checkout whose servers the load run starts
 log="${1:?usage: bench/profile-load.sh LOG OUT}"
 out="${2:?usage: bench/profile-load.sh LOG OUT}"
 delay="${PROFILE_DELAY:-4}"
@@ -28,6 +29,15 @@ fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
+# The load run's servers only: other Liberty servers on the machine (a build's integration tests) run
+# from other directories.
+bench_servers() {
+  local p
+  for p in $(pgrep -f 'ws-server.jar' || true); do
+    case "$(readlink "/proc/$p/cwd")" in "$root"/target/liberty/*) echo "$p" ;; esac
+  done
+}
+
 # jcmd reads an argument with '=' in it as a name=value pair: the agent's options go quoted.
 agent() { jcmd "$1" JVMTI.agent_load "$lib" "\"$2\"" > /dev/null; }
 
@@ -35,7 +45,7 @@ tail -n +1 -F "$log" 2>/dev/null | while IFS= read -r line; do
   case "$line" in
     *"] measuring: "*)
       mode=$(echo "$line" | sed -E 's/^\[([a-z-]+)\].*/\1/')
-      pid=$(pgrep -f 'ws-server.jar' | head -1)
+      pid=$(bench_servers | head -1)
       ( sleep "$delay"
         agent "$pid" "start,event=ctimer,interval=1ms,threads"
         sleep "$seconds"

@@ -11,11 +11,14 @@
 # Stops after the log's last line "== load ... at the end". Threads that start within a phase count
 # with all their time; threads that end within it drop out.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)" # the checkout whose servers the load run starts
 log="${1:?usage: bench/thread-cpu.sh LOG}"
 
 snapshot() { # prints "tid name ticks" for every thread of every Liberty JVM, in one awk
   local pid files=()
   for pid in $(pgrep -f 'ws-server.jar' || true); do
+    # The load run's servers only, not those of a build's integration tests in another directory.
+    case "$(readlink "/proc/$pid/cwd")" in "$root"/target/liberty/*) ;; *) continue ;; esac
     files+=(/proc/"$pid"/task/*/stat)
   done
   [ ${#files[@]} -gt 0 ] || return 0
