@@ -122,8 +122,8 @@ public final class ChannelProperties {
     static final Property BATCH_SIZE = INCOMING.add(Property.whole("batch-size", 32, 1, 1_024,
             "With `batch=true`: the most deliveries in one batch; at most `prefetch` (the broker sends no more unacked)."));
     static final Property BATCH_LINGER = INCOMING.add(Property.duration("batch-linger", "10ms",
-            "With `batch=true`: how long a partial batch waits for more deliveries before it is handed over; `0ms` hands "
-                    + "over what is there. At most `1s`."));
+            "With `batch=true`: how long a partial batch waits for more deliveries before it is handed over: from `1ms` "
+                    + "(about what is there) to `1s`."));
     static final Property MAX_ATTEMPTS = INCOMING.add(Property.whole("max-attempts", 5, 1, 1_000,
             "Deliveries of a failing message before it is dead-lettered."));
     static final Property RETRY_DELAY = INCOMING.add(Property.duration("retry-delay", "1s",

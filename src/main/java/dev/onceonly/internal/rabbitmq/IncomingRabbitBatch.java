@@ -54,26 +54,26 @@ final class IncomingRabbitBatch implements Message<List<Object>> {
 
     @Override
     public Supplier<CompletionStage<Void>> getAck() {
-        return this::ack;
+        return this::ackEach;
     }
 
     @Override
     public Function<Throwable, CompletionStage<Void>> getNack() {
-        return this::nack;
+        return this::nackEach;
     }
 
     @Override
     public Function<Metadata, CompletionStage<Void>> getAckWithMetadata() {
-        return ignored -> ack();
+        return ignored -> ackEach();
     }
 
     @Override
     public BiFunction<Throwable, Metadata, CompletionStage<Void>> getNackWithMetadata() {
-        return (reason, ignored) -> nack(reason);
+        return (reason, ignored) -> nackEach(reason);
     }
 
     /** Each delivery as acked: settled from its own decision (a refusal or a failure is not acked). */
-    private CompletionStage<Void> ack() {
+    private CompletionStage<Void> ackEach() {
         handover.withdraw(payloads); // an unguarded method took nothing
         for (IncomingRabbitMessage<Object> m : messages) {
             m.getAck().get();
@@ -82,7 +82,7 @@ final class IncomingRabbitBatch implements Message<List<Object>> {
     }
 
     /** Each delivery as nacked with {@code reason}, from its own decision. */
-    private CompletionStage<Void> nack(Throwable reason) {
+    private CompletionStage<Void> nackEach(Throwable reason) {
         handover.withdraw(payloads);
         for (IncomingRabbitMessage<Object> m : messages) {
             m.getNack().apply(reason);

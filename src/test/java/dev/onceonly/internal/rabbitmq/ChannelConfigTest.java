@@ -89,8 +89,8 @@ class ChannelConfigTest {
         assertEquals(40, s.prefetch());
         assertEquals(64, channel(ChannelConfig.Direction.INCOMING, "batch", "true").incoming().prefetch(),
                 "prefetch not set: room for two batches");
-        assertEquals(new IncomingSettings.Batching(8, Duration.ZERO), channel(ChannelConfig.Direction.INCOMING, "batch", "true",
-                "batch-size", "8", "batch-linger", "0ms").incoming().batch());
+        assertEquals(new IncomingSettings.Batching(8, Duration.ofMillis(1)), channel(ChannelConfig.Direction.INCOMING, "batch", "true",
+                "batch-size", "8", "batch-linger", "1ms").incoming().batch());
         assertTrue(assertIncomingInvalid("batch-size", "batch", "true", "batch-size", "20", "prefetch", "16")
                 .getMessage().contains("at most prefetch (16)"));
         assertIncomingInvalid("claim-ahead", "batch", "true", "batch-size", "8", "claim-ahead", "4");
