@@ -7,6 +7,7 @@ import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
+import dev.onceonly.internal.support.CurrentKey;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -89,7 +90,8 @@ final class BatchCall<T> implements TransactionRunner.Work<T>, TransactionRunner
             positions.add(e.position);
         }
         long h0 = System.nanoTime();
-        try {
+        // No single message's key: not even the key of a guarded handler this batch runs inside.
+        try (CurrentKey.Scope ignored = CurrentKey.enter(null)) {
             return handler.call(positions);
         } finally {
             handlerNanos = System.nanoTime() - h0;

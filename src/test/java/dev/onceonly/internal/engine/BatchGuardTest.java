@@ -11,6 +11,7 @@ import dev.onceonly.internal.ledger.jpa.JpaLedger;
 import dev.onceonly.internal.ledger.jpa.LedgerSchema;
 import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import dev.onceonly.internal.memory.InMemoryClaimStore;
+import dev.onceonly.internal.support.CurrentKey;
 import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
@@ -234,6 +235,26 @@ class BatchGuardTest {
         assertEquals(List.of(Outcome.RETRY, Outcome.RETRY), outcomesOf(decisions));
         assertEquals(List.of(), calls);
         assertEquals(0, engine.inFlight());
+    }
+
+    /**
+     * A batch has no single message's key, also when it runs inside another guarded handler (whose
+     * key would otherwise name the batch's outbox messages and outgoing calls).
+     */
+    @Test
+    void aBatchHandlerRunsWithoutAKeyEvenInsideAnotherGuardedHandler() throws Exception {
+        List<RecordingDispatch> batch = dispatches("k1", "k2");
+        GuardEngine engine = engine(store, ledger);
+        List<String> seen = new CopyOnWriteArrayList<>();
+        try (CurrentKey.Scope outer = CurrentKey.enter("oo:outer:key")) {
+            engine.guardAll(settings, batch, positions -> {
+                seen.add(String.valueOf(CurrentKey.get()));
+                return null;
+            });
+            assertEquals("oo:outer:key", CurrentKey.get(), "the outer key is back");
+        }
+        awaitFinished(engine);
+        assertEquals(List.of("null"), seen);
     }
 
     // ---- helpers ----
