@@ -204,25 +204,9 @@ public class RedisRoundTripBenchmark {
      * single path ({@code guardAll} hands a lone message to it).
      */
     @State(Scope.Thread)
-    public static class GuardBatchOnRedisLedgerOn {
+    public static class GuardBatchOnRedisLedgerOn extends GuardOnRedisLedgerOn {
         @Param({"1", "16", "32"})
         public int batch;
-        GuardFixture fixture;
-
-        @Setup(Level.Trial)
-        public void start(Redis redis) {
-            fixture = new GuardFixture(redis.store, 1024, true);
-        }
-
-        @Setup(Level.Iteration)
-        public void flush(Redis redis) {
-            redis.client.flushAll();
-        }
-
-        @TearDown(Level.Trial)
-        public void stop() {
-            fixture.close();
-        }
     }
 
     /** Keys in the default format's shape: a fixed prefix and 16 bytes (run, counter) in base64url. */
