@@ -2,6 +2,8 @@ package dev.onceonly.bench;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.internal.engine.Decision;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.GuardEngine;
 import dev.onceonly.spi.GuardListener;
@@ -13,6 +15,8 @@ import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.Settings;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
@@ -85,6 +89,27 @@ final class GuardFixture implements AutoCloseable {
             body[i] = (byte) (n >>> (8 * i));
         }
         return engine.guard(settings, Dispatch.of(message), null, HANDLER).resultOrThrow();
+    }
+
+    /**
+     * Guards {@code size} fresh messages as one batch ({@code GuardEngine.guardAll}): one claim call,
+     * the handler once; returns how many were processed.
+     */
+    int guardBatch(int size) {
+        List<Dispatch> batch = new ArrayList<>(size);
+        for (int m = 0; m < size; m++) {
+            long n = ++sequence;
+            byte[] copy = body.clone();
+            for (int i = 0; i < 8; i++) {
+                copy[i] = (byte) (n >>> (8 * i));
+            }
+            batch.add(Dispatch.of(MessageView.of("orders", "order.placed", null, Map.of(), copy)));
+        }
+        int processed = 0;
+        for (Decision<Boolean> d : engine.guardAll(settings, batch, positions -> Boolean.TRUE)) {
+            processed += d.outcome() == Outcome.PROCESSED ? 1 : 0;
+        }
+        return processed;
     }
 
     @Override

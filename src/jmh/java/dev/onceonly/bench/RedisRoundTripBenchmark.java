@@ -198,6 +198,17 @@ public class RedisRoundTripBenchmark {
         }
     }
 
+    /**
+     * As {@link GuardOnRedisLedgerOn}, for a batch consumer: {@code batch} fresh messages per
+     * {@code guardAll} call. The per-message cost is the call's over {@code batch}; {@code 1} is the
+     * single path ({@code guardAll} hands a lone message to it).
+     */
+    @State(Scope.Thread)
+    public static class GuardBatchOnRedisLedgerOn extends GuardOnRedisLedgerOn {
+        @Param({"1", "16", "32"})
+        public int batch;
+    }
+
     /** Keys in the default format's shape: a fixed prefix and 16 bytes (run, counter) in base64url. */
     static final class KeySource {
         private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
@@ -297,5 +308,15 @@ public class RedisRoundTripBenchmark {
     @Benchmark
     public Boolean guardFreshMessageLedgerOn(GuardOnRedisLedgerOn guard) throws Exception {
         return guard.fixture.guardNext();
+    }
+
+    /**
+     * A batch of fresh 1 KB messages on Redis with the ledger on: keys derived, claimed in one
+     * pipelined call, the handler once, the done marks queued. Beside {@link #guardFreshMessageLedgerOn},
+     * per message: this call's time over {@code batch}.
+     */
+    @Benchmark
+    public int guardBatchLedgerOn(GuardBatchOnRedisLedgerOn guard) {
+        return guard.fixture.guardBatch(guard.batch);
     }
 }

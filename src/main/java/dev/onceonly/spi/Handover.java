@@ -2,6 +2,7 @@ package dev.onceonly.spi;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -20,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public class Handover {
 
     private final ConcurrentHashMap<Identity, Dispatch> posted = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Identity, List<? extends Dispatch>> batches = new ConcurrentHashMap<>();
 
     /**
      * Posts {@code dispatch} for the invocation that will receive {@code payload}.
@@ -44,17 +46,44 @@ public class Handover {
     }
 
     /**
-     * Removes what is still posted under {@code payload} (the delivery was settled).
+     * Posts the deliveries of a batch for the invocation that will receive {@code payloads}, the
+     * very list object the connector passes to the application: element {@code i} of
+     * {@code dispatches} is the delivery of element {@code i} of {@code payloads}.
      *
-     * @param payload the object the dispatch was posted under
+     * @param payloads   the list object passed to the application
+     * @param dispatches the deliveries' dispatches, in the order of {@code payloads}
      */
-    public void withdraw(Object payload) {
-        posted.remove(new Identity(payload));
+    public void postBatch(List<?> payloads, List<? extends Dispatch> dispatches) {
+        if (payloads.size() != dispatches.size()) {
+            throw new IllegalArgumentException("one dispatch per payload: " + payloads.size() + " payloads, " + dispatches.size() + " dispatches");
+        }
+        batches.put(new Identity(payloads), List.copyOf(dispatches));
     }
 
-    /** {@return the number of deliveries posted and neither taken nor withdrawn} */
+    /**
+     * Takes the dispatches posted under this very list object, once.
+     *
+     * @param payloads the list argument the intercepted method received
+     * @return the dispatches posted under it, in the order of its elements; {@code null} when there are none
+     */
+    public List<? extends Dispatch> takeBatch(Object payloads) {
+        return payloads == null ? null : batches.remove(new Identity(payloads));
+    }
+
+    /**
+     * Removes what is still posted under {@code payload}, a delivery's or a batch's (it was settled).
+     *
+     * @param payload the object the dispatch or the batch was posted under
+     */
+    public void withdraw(Object payload) {
+        Identity key = new Identity(payload);
+        posted.remove(key);
+        batches.remove(key);
+    }
+
+    /** {@return the number of deliveries and batches posted and neither taken nor withdrawn} */
     public int pending() {
-        return posted.size();
+        return posted.size() + batches.size();
     }
 
     /** A map key comparing by identity: two equal strings of two deliveries are two entries. */

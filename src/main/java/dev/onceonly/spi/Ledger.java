@@ -1,6 +1,8 @@
 package dev.onceonly.spi;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The authoritative second layer: a transactional table of processed message keys with a unique
@@ -26,6 +28,47 @@ public interface Ledger {
      * @return {@link LedgerDecision#INSERTED}, or why the business method must not run
      */
     LedgerDecision insert(String key, String consumer, String bodyHash);
+
+    /**
+     * Inserts the rows of several messages in the current transaction, each as {@link #insert} would,
+     * in one round trip where the ledger can (a JDBC batch).
+     *
+     * <p>Returns one answer per row, in order. When every row was inserted, each answer is
+     * {@link LedgerDecision#INSERTED}. Otherwise at least one answer is a refusal ({@code DUPLICATE},
+     * {@code CONFLICT} or {@code RETRY}, decided as {@link #insert} decides it), the transaction must
+     * roll back (none of the rows stays), and an answer that is {@code INSERTED} or {@code null} (a
+     * row not tried, or whose fate is unknown) says nothing: the caller tries those rows again in
+     * another transaction. A refused row's answer may be {@code RETRY} where the ledger could not tell
+     * which row was refused. The keys are distinct. Any other failure is thrown, as by {@link #insert}.
+     * The default inserts one row after the other and stops at the first refusal.
+     *
+     * @param rows the rows, with distinct keys
+     * @return one answer per row, in the order of {@code rows}
+     */
+    default List<LedgerDecision> insertAll(List<Row> rows) {
+        List<LedgerDecision> answers = new ArrayList<>(rows.size());
+        for (Row r : rows) {
+            LedgerDecision d = insert(r.key(), r.consumer(), r.bodyHash());
+            answers.add(d);
+            if (d != LedgerDecision.INSERTED) {
+                break;
+            }
+        }
+        while (answers.size() < rows.size()) {
+            answers.add(null);
+        }
+        return answers;
+    }
+
+    /**
+     * One row of {@link #insertAll}: the arguments of {@link #insert}.
+     *
+     * @param key      the message key
+     * @param consumer the consumer name
+     * @param bodyHash what a later copy under this key must match (see {@link #insert})
+     */
+    record Row(String key, String consumer, String bodyHash) {
+    }
 
     /**
      * Checks, once at startup, that the ledger can be used: its datasource answers and its table

@@ -55,6 +55,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *       and marked rollback-only (the violation's persistence exception marks it, as JPA
  *       specifies); the engine rolls it back.</li>
  *   <li>An insert that fails for any other reason throws, and nothing of it commits.</li>
+ *   <li>{@link Ledger#insertAll} of new keys answers {@code INSERTED} for each, and the rows commit
+ *       with the transaction. Among keys with committed rows it refuses at least one, each refusal
+ *       the decision {@link Ledger#insert} would make for that row (or {@code RETRY}), answers
+ *       nothing but {@code INSERTED} or {@code null} for a new key, leaves the transaction
+ *       rollback-only, and none of its rows commits.</li>
  *   <li>{@link Ledger#checkReady} passes when the table exists and throws when it does not.</li>
  *   <li>{@link Ledger#purge} deletes exactly the rows written before the cutoff (a row written at
  *       the cutoff stays), whatever the batch size (smaller than the number of rows, dividing it,
@@ -197,6 +202,63 @@ public abstract class LedgerContract {
         String second = hash();
         assertEquals(LedgerDecision.INSERTED, inTransaction(tx -> ledger.insert(key, consumer, second)));
         assertEquals(second, committedRow(key).orElseThrow().bodyHash());
+    }
+
+    @Test
+    void insertAllOfNewKeysInsertsEveryRowWithTheTransaction() throws Exception {
+        String consumer = consumer();
+        List<Ledger.Row> rows = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            rows.add(new Ledger.Row(key(), consumer, hash()));
+        }
+        Instant writtenAt = clock.instant();
+        List<LedgerDecision> answers = inTransaction(tx -> {
+            List<LedgerDecision> a = ledger.insertAll(rows);
+            assertEquals(Optional.empty(), committedRow(rows.get(0).key()), "invisible outside before the commit");
+            return a;
+        });
+        assertEquals(List.of(LedgerDecision.INSERTED, LedgerDecision.INSERTED, LedgerDecision.INSERTED,
+                LedgerDecision.INSERTED, LedgerDecision.INSERTED), answers);
+        for (Ledger.Row r : rows) {
+            assertEquals(Optional.of(new Row(r.key(), consumer, r.bodyHash(), writtenAt)), committedRow(r.key()));
+        }
+    }
+
+    @Test
+    void insertAllRefusesCommittedKeysAsInsertWouldAndCommitsNothing() throws Exception {
+        String consumer = consumer();
+        String hash = hash();
+        Ledger.Row same = new Ledger.Row(key(), consumer, hash);
+        Ledger.Row other = new Ledger.Row(key(), consumer, hash());
+        inTransaction(tx -> ledger.insert(same.key(), consumer, hash));
+        inTransaction(tx -> ledger.insert(other.key(), consumer, hash()));
+        Ledger.Row fresh1 = new Ledger.Row(key(), consumer, hash());
+        Ledger.Row fresh2 = new Ledger.Row(key(), consumer, hash());
+        List<Ledger.Row> rows = List.of(fresh1, same, fresh2, other);
+
+        boolean[] rollbackOnly = new boolean[1];
+        List<LedgerDecision> answers = inTransaction(tx -> {
+            List<LedgerDecision> a = ledger.insertAll(rows);
+            rollbackOnly[0] = tx.isRollbackOnly();
+            return a;
+        });
+
+        assertEquals(4, answers.size());
+        assertTrue(rollbackOnly[0], "the transaction is left rollback-only");
+        assertTrue(answers.stream().anyMatch(a -> a != null && a != LedgerDecision.INSERTED), "at least one refusal: " + answers);
+        assertTrue(oneOf(answers.get(1), null, LedgerDecision.DUPLICATE, LedgerDecision.RETRY), "the same body: " + answers);
+        assertTrue(oneOf(answers.get(3), null, LedgerDecision.CONFLICT, LedgerDecision.RETRY), "another body: " + answers);
+        for (int i : new int[] {0, 2}) {
+            assertTrue(oneOf(answers.get(i), null, LedgerDecision.INSERTED, LedgerDecision.RETRY),
+                    "a new key is never refused as processed: " + answers);
+        }
+        assertEquals(Optional.empty(), committedRow(fresh1.key()), "nothing of the batch committed");
+        assertEquals(Optional.empty(), committedRow(fresh2.key()));
+        assertEquals(hash, committedRow(same.key()).orElseThrow().bodyHash(), "the committed rows are untouched");
+    }
+
+    private static boolean oneOf(LedgerDecision actual, LedgerDecision... allowed) {
+        return java.util.Arrays.asList(allowed).contains(actual);
     }
 
     @Test

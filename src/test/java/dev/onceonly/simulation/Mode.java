@@ -27,9 +27,11 @@ import java.util.Map;
  * @param jmsDeliveries 0: the RabbitMQ connector; else a JMS message-driven bean instead
  *                     ({@link SimJms}), whose queue gives up after this many deliveries
  *                     ({@code maxRedeliveryCount}); claim-ahead, queue type and delay queues do not apply
+ * @param batch        0: one delivery per call; else the channel's {@code batch-size}, the consumer
+ *                     method taking a list ({@code batch=true}, without claim-ahead)
  */
 record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy storeFailure, boolean quorum,
-            boolean brokerDelay, Store store, boolean outbox, int jmsDeliveries) {
+            boolean brokerDelay, Store store, boolean outbox, int jmsDeliveries, int batch) {
 
     /** The claim stores users run: the simulation's memory store, the database's table, and Redis's failure semantics. */
     enum Store { MEMORY, DATABASE, REDIS_LIKE }
@@ -39,6 +41,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
 
     static final Duration LEASE = Duration.ofMillis(400);
     static final int PREFETCH = 6;
+    /** The batch modes' {@code batch-size}: within {@link #PREFETCH}, so that held retries leave room for partial batches too. */
+    static final int BATCH = 4;
 
     /**
      * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues on the
@@ -59,23 +63,36 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     }
                     for (boolean quorum : new boolean[] {false, true}) {
                         for (boolean delay : new boolean[] {false, true}) {
-                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY, false, 0));
+                            modes.add(new Mode(true, ledger, ahead, policy, quorum, delay, Store.MEMORY, false, 0, 0));
                         }
                     }
                     for (Store store : new Store[] {Store.DATABASE, Store.REDIS_LIKE}) {
-                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store, false, 0));
+                        modes.add(new Mode(true, ledger, ahead, policy, false, false, store, false, 0, 0));
                     }
                 }
             }
             for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
                 if (policy != StoreFailurePolicy.LEDGER_ONLY || ledger) {
-                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, true, 0));
-                    modes.add(new Mode(true, ledger, 4, policy, true, false, Store.MEMORY, true, 0));
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, true, 0, 0));
+                    modes.add(new Mode(true, ledger, 4, policy, true, false, Store.MEMORY, true, 0, 0));
                 }
             }
         }
+        // Batches: ledger × store-failure, on a classic queue (and a quorum one) with the memory store,
+        // and on the Redis-like store; an unguarded batch consumer besides.
+        for (boolean ledger : new boolean[] {true, false}) {
+            for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+                if (policy == StoreFailurePolicy.LEDGER_ONLY && !ledger) {
+                    continue;
+                }
+                modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, false, 0, BATCH));
+                modes.add(new Mode(true, ledger, 0, policy, true, false, Store.MEMORY, false, 0, BATCH));
+                modes.add(new Mode(true, ledger, 0, policy, false, false, Store.REDIS_LIKE, false, 0, BATCH));
+            }
+        }
+        modes.add(new Mode(false, false, 0, StoreFailurePolicy.REJECT, false, false, Store.MEMORY, false, 0, BATCH));
         for (boolean quorum : new boolean[] {false, true}) {
-            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY, false, 0));
+            modes.add(new Mode(false, false, 4, StoreFailurePolicy.REJECT, quorum, false, Store.MEMORY, false, 0, 0));
         }
         for (boolean ledger : new boolean[] {true, false}) {
             for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
@@ -83,7 +100,7 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
                     continue;
                 }
                 for (int limit : new int[] {LIBERTY_MAX_REDELIVERY_COUNT, 2}) {
-                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, false, limit));
+                    modes.add(new Mode(true, ledger, 0, policy, false, false, Store.MEMORY, false, limit, 0));
                 }
             }
         }
@@ -118,6 +135,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         a.put("exchange.name", World.EXCHANGE);
         a.put("prefetch", Integer.toString(PREFETCH));
         a.put("claim-ahead", Integer.toString(claimAhead));
+        if (batch > 0) {
+            a.put("batch", "true");
+            a.put("batch-size", Integer.toString(batch));
+            a.put("batch-linger", "5ms");
+        }
         a.put("max-attempts", "4");
         a.put("retry-delay", brokerDelay ? "1s" : "30ms");
         a.put("retry-max-delay", brokerDelay ? "4s" : "120ms");
@@ -190,6 +212,6 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
                 + (brokerDelay ? " delay-queues" : "") + (store == Store.MEMORY ? "" : " store=" + store.name().toLowerCase().replace('_', '-'))
-                + (outbox ? " outbox" : "");
+                + (outbox ? " outbox" : "") + (batch > 0 ? " batch=" + batch : "");
     }
 }

@@ -1,5 +1,6 @@
 package dev.onceonly.simulation;
 
+import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.Decision;
 import dev.onceonly.internal.engine.GuardEngine;
@@ -16,6 +17,7 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -50,6 +52,8 @@ final class SimInstance {
     /** The message-driven bean's container; {@code null} unless in a JMS mode. */
     private final SimJmsListener jms;
     private final Handover handover = new Handover();
+    /** Derives the store keys of a batch's messages, as the engine does ({@code sim:} prefix). */
+    private final KeyDeriver keys = new KeyDeriver("sim:");
     private final ConsumerSettings settings;
     /** The outbox, in outbox modes; null otherwise. */
     private final SimOutboxSide outbox;
@@ -181,6 +185,10 @@ final class SimInstance {
      * from the decision), anything else thrown and nacked by Reactive Messaging.
      */
     private void invoke(Message<?> m) {
+        if (world.mode.batch() > 0) {
+            invokeBatch(m);
+            return;
+        }
         Dispatch d = handover.take(m.getPayload());
         if (d == null) {
             world.loop.trace.violation(name + ": no delivery posted for the payload handed over");
@@ -214,6 +222,52 @@ final class SimInstance {
         m.ack();
     }
 
+    /**
+     * What the interceptor does for an {@code @Incoming} method taking a list: the deliveries posted
+     * under this list, the guard of each, each decision handed to its own delivery, and the batch
+     * acked (each delivery settled from its own decision); unguarded, a failure nacks the batch.
+     */
+    private void invokeBatch(Message<?> m) {
+        List<? extends Dispatch> batch = handover.takeBatch(m.getPayload());
+        if (batch == null) {
+            world.loop.trace.violation(name + ": no batch posted for the list handed over");
+            return;
+        }
+        try {
+            if (world.mode.guarded()) {
+                List<Decision<Object>> decisions = engine.guardAll(settings, batch, positions -> {
+                    for (int p : positions) {
+                        work(batch.get(p));
+                    }
+                    return null;
+                });
+                for (int i = 0; i < batch.size(); i++) {
+                    Decision<Object> decision = decisions.get(i);
+                    Dispatch d = batch.get(i);
+                    if (!decision.pending()) {
+                        d.decided(decision.event(), decision.failure());
+                    }
+                    if (!decision.refused() && decision.outcome() == Outcome.FAILED) {
+                        world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
+                    }
+                }
+            } else {
+                for (Dispatch d : batch) {
+                    work(d);
+                }
+            }
+        } catch (SimLoop.Crash c) {
+            throw c;
+        } catch (Exception | Error e) {
+            for (Dispatch d : batch) {
+                world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
+            }
+            m.nack(e);
+            return;
+        }
+        m.ack();
+    }
+
     /** The business method: takes time, may fail, and writes its effect in the transaction. */
     Object work(Dispatch d) {
         String body = new String(d.message().body(), StandardCharsets.UTF_8);
@@ -235,7 +289,8 @@ final class SimInstance {
             throw new TransientException();
         }
         if (world.mode.guarded()) {
-            String storeKey = CurrentKey.get(); // the store key, prefix included
+            // The store key, prefix included: the running handler's, or in a batch each message's own.
+            String storeKey = CurrentKey.get() != null ? CurrentKey.get() : keys.derive(settings, d.message(), null).storeKey();
             world.keyOf.put(storeKey, id);
             if (outbox != null) {
                 outbox.send(id);

@@ -13,7 +13,9 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -38,12 +40,15 @@ final class GuardedMethod {
     private final int payloadIndex;  // the payload, or -1
     private final Object skippedResult;
     private final boolean incoming;
+    /** Whether its channel hands it batches: its payload parameter is a {@code List} of payloads. */
+    private final boolean batch;
     private final String name;
     /** Set once {@link LogId#ONCE0305W} was logged for this method. */
     private final AtomicBoolean warnedUnposted = new AtomicBoolean();
 
-    GuardedMethod(Method method, ConsumerSettings settings) {
+    GuardedMethod(Method method, ConsumerSettings settings, boolean batch) {
         this.settings = settings;
+        this.batch = batch;
         this.name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
         // By name: applications without Reactive Messaging never load its classes.
         this.incoming = Arrays.stream(method.getAnnotations())
@@ -83,6 +88,11 @@ final class GuardedMethod {
     /** Whether Reactive Messaging invokes this method ({@code @Incoming}) for each message of a channel. */
     boolean incoming() {
         return incoming;
+    }
+
+    /** Whether its channel hands it batches: a {@code List} of payloads per call. */
+    boolean batch() {
+        return batch;
     }
 
     /** Whether a Jakarta Messaging listener ({@code onMessage(jakarta.jms.Message)}) is guarded. */
@@ -135,6 +145,41 @@ final class GuardedMethod {
             LogId.ONCE0305W.log(name, what);
         }
         return Dispatch.of(view);
+    }
+
+    /** {@return the list of payloads a {@linkplain #batch() batch} call received} */
+    List<?> payloads(Object[] args) {
+        return (List<?>) args[payloadIndex];
+    }
+
+    /**
+     * The deliveries of a batch call: those a connector posted under this very list; else one
+     * dispatch per payload, over the payload alone.
+     */
+    List<? extends Dispatch> batchDispatches(List<?> payloads, Handover handover) {
+        List<? extends Dispatch> posted = handover.takeBatch(payloads);
+        if (posted != null) {
+            return posted;
+        }
+        if (warnedUnposted.compareAndSet(false, true)) {
+            LogId.ONCE0305W.log(name, "its payloads alone (no exchange, routing key or message id)");
+        }
+        List<Dispatch> plain = new ArrayList<>(payloads.size());
+        for (Object p : payloads) {
+            plain.add(Dispatch.of(MessageView.of("", "", null, Map.of(), bytes(p))));
+        }
+        return plain;
+    }
+
+    /** {@return the arguments of a batch call with only the payloads at {@code positions}} */
+    Object[] withPayloads(Object[] args, List<?> payloads, List<Integer> positions) {
+        List<Object> some = new ArrayList<>(positions.size());
+        for (int i : positions) {
+            some.add(payloads.get(i));
+        }
+        Object[] copy = args.clone();
+        copy[payloadIndex] = some;
+        return copy;
     }
 
     private static final String REACTIVE_MESSAGE = "org.eclipse.microprofile.reactive.messaging.Message";

@@ -16,6 +16,8 @@ import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 
+import java.util.List;
+
 /**
  * Thin adapter from CDI to {@link dev.onceonly.internal.engine.GuardEngine}. Its priority (PLATFORM_BEFORE
  * + 100) puts it OUTSIDE {@code @Transactional} (PLATFORM_BEFORE + 200): the claim is taken before the transaction begins
@@ -46,6 +48,9 @@ public class IdempotentMessageInterceptor {
         }
         GuardedMethod method = extension.method(ctx.getMethod());
         Object[] args = ctx.getParameters();
+        if (method.batch()) {
+            return guardedBatch(ctx, method, args);
+        }
         Dispatch posted = method.dispatch(args, handover);
         MessageTracing.Span span = posted.process();
         try {
@@ -103,5 +108,39 @@ public class IdempotentMessageInterceptor {
         // Null for a skipped duplicate; a primitive return type needs its zero instead.
         Object result = decision.resultOrThrow();
         return result == null ? method.skippedResult() : result;
+    }
+
+    /**
+     * A batch: one decision per message, each handed to its own delivery, which its connector
+     * settles from it. Without a connector's deliveries (no batch was posted), the call returns only
+     * when every message was processed or a duplicate, else throws the first message's failure or
+     * refusal, so that the caller's runtime takes the batch back.
+     */
+    private Object guardedBatch(InvocationContext ctx, GuardedMethod method, Object[] args) throws Exception {
+        List<?> payloads = method.payloads(args);
+        List<? extends Dispatch> posted = method.batchDispatches(payloads, handover);
+        List<Decision<Object>> decisions = runtime.engine().guardAll(method.settings(), posted, positions -> {
+            ctx.setParameters(method.withPayloads(args, payloads, positions));
+            return ctx.proceed();
+        });
+        Exception thrown = null;
+        for (int i = 0; i < decisions.size(); i++) {
+            Decision<Object> decision = decisions.get(i);
+            Dispatch dispatch = posted.get(i);
+            if (decision.pending()) {
+                // Its transaction is the caller's, still open: nothing is final to hand over, a failure is thrown.
+                thrown = thrown == null ? decision.failure() : thrown;
+                continue;
+            }
+            dispatch.decided(decision.event(), decision.failure());
+            boolean failed = !decision.refused() && decision.outcome() == Outcome.FAILED;
+            if ((decision.refused() || failed) && !dispatch.settlesFromDecision() && thrown == null) {
+                thrown = decision.refused() ? decision.refusal() : decision.failure();
+            }
+        }
+        if (thrown != null) {
+            throw thrown;
+        }
+        return method.skippedResult();
     }
 }

@@ -44,6 +44,8 @@ public class OnceOnlyExtension implements Extension {
     private final Map<Method, GuardedMethod> methods = new ConcurrentHashMap<>();
     /** The reader of consumers' properties, also for methods resolved after deployment. */
     private volatile ConsumerConfig consumers;
+    /** The application's configuration, read at deployment: a method resolved later reads its channel's there too. */
+    private volatile Config config;
     /** The guard-wide settings, read and validated once at deployment. */
     private volatile OnceOnlyConfig.Settings settings;
     /** Redis's settings, validated at deployment; {@code null} unless {@code onceonly.store=redis}. */
@@ -117,6 +119,7 @@ public class OnceOnlyExtension implements Extension {
 
     void validate(@Observes AfterDeploymentValidation adv) {
         Config config = ConfigProvider.getConfig(getClass().getClassLoader());
+        this.config = config;
         consumers = new ConsumerConfig(config);
         try {
             settings = new OnceOnlyConfig(config).read();
@@ -159,7 +162,7 @@ public class OnceOnlyExtension implements Extension {
                     "a synchronous method (void or a plain value); asynchronous results are not supported");
         }
         ConsumerSettings resolved = consumers.consumer(method, a, keyDeriver);
-        return new GuardedMethod(method, resolved);
+        return new GuardedMethod(method, resolved, BatchChannels.of(method, config));
     }
 
     /** The property a consumer's ledger setting was read from, for error messages. */

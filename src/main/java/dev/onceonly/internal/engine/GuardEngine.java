@@ -17,6 +17,7 @@ import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.internal.support.LogId;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,12 +45,11 @@ import java.util.function.LongSupplier;
  */
 public final class GuardEngine implements ClaimStoreControl {
 
-
     /** The store itself: what a holder asks about its own claim carries nothing. */
     final ClaimStore store;
     /** The store the guard claims through: the done marks queued meanwhile ride along ({@code DoneWriter}). */
     final ClaimStore claims;
-    private final TransactionRunner transactions;
+    final TransactionRunner transactions;
     private final Ledger ledger;
     final GuardListener listener;
     private final KeyDeriver keys;
@@ -59,11 +59,13 @@ public final class GuardEngine implements ClaimStoreControl {
     /** What each claim held works with. */
     final HolderContext holders;
     /** What each guarded call works with. */
-    private final CallContext calls;
+    final CallContext calls;
     /** Claims the keys of the deliveries a connector hands over next, with this one's. */
     private final ClaimAhead claimAhead;
+    /** Guards the messages of a batch together. */
+    private final BatchGuard batches;
     /** Read by every message: new messages skip the store while set (see {@link ClaimStoreControl}). */
-    private final AtomicBoolean suspended = new AtomicBoolean();
+    final AtomicBoolean suspended = new AtomicBoolean();
 
     /**
      * An engine over one claim store.
@@ -110,6 +112,7 @@ public final class GuardEngine implements ClaimStoreControl {
         this.calls = new CallContext(finaliser, ledger, listener);
         this.keys = Objects.requireNonNull(keys, "keys");
         this.claimAhead = new ClaimAhead(this.keys, doneWriter, holders);
+        this.batches = new BatchGuard(this, this.keys, doneWriter);
     }
 
     /**
@@ -117,7 +120,7 @@ public final class GuardEngine implements ClaimStoreControl {
      * ({@code null}, logged once at {@link #suspend()}): applies the consumer's store-failure policy.
      * Returns {@code null} to go on unclaimed (the ledger decides), else the {@code RETRY} refusal.
      */
-    private <T> Decision<T> withoutStore(ConsumerSettings settings, MessageKey key, long start, ClaimStoreException failure) {
+    <T> Decision<T> withoutStore(ConsumerSettings settings, MessageKey key, long start, ClaimStoreException failure) {
         boolean reject = settings.storeFailure() == StoreFailurePolicy.REJECT || !settings.ledger();
         if (failure != null) {
             LogId.ONCE0101W.log(store.name(), settings.consumer(), key.digest(), failure.getCause(),
@@ -225,28 +228,60 @@ public final class GuardEngine implements ClaimStoreControl {
         }
 
         if (claim != null) {
-            switch (claim.state()) {
-                case DONE -> {
-                    if (!key.matches(claim.fingerprint())) {
-                        LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
-                        return refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(), Reasons.conflict(settings), start, null);
-                    }
-                    return Decision.of(finaliser.report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true,
-                            System.nanoTime() - start), null, null);
-                }
-                case IN_PROGRESS -> {
-                    return refuse(settings, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
-                            "another holder is processing this key", start, null);
-                }
-                case ACQUIRED -> { }
+            Decision<T> refused = refusedByClaim(settings, key, claim, start);
+            if (refused != null) {
+                return refused;
             }
         }
 
         HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, start);
+        started(held);
+        return runAlone(settings, key, held, start, handler);
+    }
+
+    /**
+     * Guards the messages of a batch: one decision per dispatch, in order, each as {@link #guard}
+     * would decide it for that message alone; the new ones handled together (see {@link BatchGuard}).
+     *
+     * @param <T>        what the handler returns
+     * @param settings   the consumer's settings
+     * @param dispatches the messages as delivered, in the order of the batch
+     * @param handler    the guarded method, called with the positions in {@code dispatches} of the
+     *                   messages it is to handle, possibly more than once (after a failure, for halves)
+     * @return one decision per dispatch, in order; never throws for the messages
+     */
+    public <T> List<Decision<T>> guardAll(ConsumerSettings settings, List<? extends Dispatch> dispatches, BatchWork<T> handler) {
+        return batches.guardAll(settings, dispatches, handler);
+    }
+
+    /** A claim store's answer to a claim: the refusal it means, or {@code null} for {@code ACQUIRED}. */
+    <T> Decision<T> refusedByClaim(ConsumerSettings settings, MessageKey key, ClaimResult claim, long start) {
+        return switch (claim.state()) {
+            case DONE -> {
+                if (!key.matches(claim.fingerprint())) {
+                    LogId.ONCE0301W.log(settings.consumer(), key.digest(), Layer.CLAIM_STORE);
+                    yield refuse(settings, Outcome.CONFLICT, Layer.CLAIM_STORE, key.digest(), Reasons.conflict(settings), start, null);
+                }
+                yield Decision.of(finaliser.report(settings, Outcome.DUPLICATE, Layer.CLAIM_STORE, key.digest(), "", true,
+                        System.nanoTime() - start), null, null);
+            }
+            case IN_PROGRESS -> refuse(settings, Outcome.BUSY, Layer.CLAIM_STORE, key.digest(),
+                    "another holder is processing this key", start, null);
+            case ACQUIRED -> null;
+        };
+    }
+
+    /** A call begins between its claim ({@code null}: none, the ledger decides) and its finalisation. */
+    void started(HeldClaim held) {
         finaliser.started();
         if (held != null) {
             held.hold();
         }
+    }
+
+    /** One message {@link #started}, its claim held: the ledger row and the handler in a transaction of their own. */
+    <T> Decision<T> runAlone(ConsumerSettings settings, MessageKey key, HeldClaim held, long start,
+                             TransactionRunner.Work<T> handler) {
         GuardedCall<T> call = new GuardedCall<>(calls, settings, key, held, System.nanoTime() - start, handler);
         T result = null;
         Exception thrown = null;
@@ -259,7 +294,7 @@ public final class GuardEngine implements ClaimStoreControl {
     }
 
     /** A refusal before the handler ran: reported, and returned as the decision the call throws. */
-    private <T> Decision<T> refuse(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason,
+    <T> Decision<T> refuse(ConsumerSettings s, Outcome outcome, Layer layer, String digest, String reason,
                                    long start, Throwable cause) {
         GuardEvent event = finaliser.report(s, outcome, layer, digest, reason, !outcome.isPermanent(), System.nanoTime() - start);
         return Decision.of(event, null, new MessageRefusedException(outcome, s.consumer(), digest, reason, cause));

@@ -89,8 +89,15 @@ final class ChannelConfig {
         if (routingKeys.isEmpty() || routingKeys.stream().anyMatch(k -> k.length() > 255)) {
             throw config.invalid(ROUTING_KEYS, String.join(",", routingKeys), "a comma-separated list of binding keys, each at most 255 characters");
         }
-        int prefetch = config.intValue(PREFETCH);
         int claimAhead = config.intValue(CLAIM_AHEAD);
+        IncomingSettings.Batching batch = batching(claimAhead);
+        // Batches: room for the next one to gather while one is processed, unless prefetch is set.
+        int prefetch = batch != null && config.string(PREFETCH).isEmpty()
+                ? Math.max(config.intValue(PREFETCH), 2 * batch.size()) : config.intValue(PREFETCH);
+        if (batch != null && batch.size() > prefetch) {
+            // The broker sends no more than prefetch unacked deliveries: a bigger batch would only ever fill by lingering.
+            throw config.invalid(BATCH_SIZE, Integer.toString(batch.size()), "at most prefetch (" + prefetch + ")");
+        }
         String dlx = BrokerConfig.name(config, DEAD_LETTER_EXCHANGE, queue + ".dlx");
         if (dlx.equals(exchange)) {
             // Dead letters would be routed back into the queues they came from, forever.
@@ -116,7 +123,24 @@ final class ChannelConfig {
         return new IncomingSettings(channel, connection, queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, backoff, drainTimeout,
                 confirmTimeout, config.bool(DECLARE), payload, deliveryLimit,
-                signingKey, CopySignature.previousKeys(config, COPY_SIGNING_PREVIOUS_KEYS), queueArguments(queueType), claimAhead);
+                signingKey, CopySignature.previousKeys(config, COPY_SIGNING_PREVIOUS_KEYS), queueArguments(queueType), claimAhead, batch);
+    }
+
+    /** The channel's batches ({@code batch=true}), or {@code null}. */
+    private IncomingSettings.Batching batching(int claimAhead) {
+        if (!config.bool(BATCH)) {
+            return null;
+        }
+        int size = config.intValue(BATCH_SIZE);
+        if (claimAhead > 1) {
+            throw config.invalid(CLAIM_AHEAD, Integer.toString(claimAhead),
+                    "0 with batch=true: a batch claims the keys of its deliveries in one round trip already");
+        }
+        Duration linger = config.duration(BATCH_LINGER);
+        if (linger.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw config.invalid(BATCH_LINGER, config.string(BATCH_LINGER).orElseThrow(), "at most 1s");
+        }
+        return new IncomingSettings.Batching(size, linger);
     }
 
     /**

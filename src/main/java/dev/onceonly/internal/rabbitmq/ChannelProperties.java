@@ -103,7 +103,8 @@ public final class ChannelProperties {
     static final Property ROUTING_KEYS = INCOMING.add(Property.of("routing-keys", Type.LIST, "#",
             "Binding keys of the queue on `exchange.name`, each at most 255 characters."));
     static final Property PREFETCH = INCOMING.add(Property.whole("prefetch", 16, 1, 65_535,
-            "Unacked deliveries per consumer, held retries included.").alsoAs("max-outstanding-messages"));
+            "Unacked deliveries per consumer, held retries included.").alsoAs("max-outstanding-messages")
+            .shownAs("`16`; with `batch=true`, twice `batch-size` when that is more"));
     static final Property CLAIM_AHEAD = INCOMING.add(Property.whole("claim-ahead", 0, 0, 1_024,
             "For a guarded `@Incoming` method whose key comes from the message alone: when the guard claims "
                     + "a delivery's key, it claims in the same round trip (a Redis pipeline) the keys of up to "
@@ -113,6 +114,16 @@ public final class ChannelProperties {
                     + "(`BENCHMARKS.md`). What it costs: if the instance dies, up to `claim-ahead` messages it had "
                     + "claimed are `BUSY` elsewhere until their leases end; the batch shows as one "
                     + "`onceonly.claim-ahead` span."));
+    static final Property BATCH = INCOMING.add(Property.flag("batch", false,
+            "Hand the `@Incoming` method batches: one call per up to `batch-size` deliveries, its first parameter "
+                    + "a `java.util.List` of their payloads (the name SmallRye's Kafka connector uses). A guarded method is "
+                    + "guarded per message: each delivery is decided and settled on its own (`docs/batches.md`). The method's "
+                    + "parameter and this attribute must agree, else the deployment fails."));
+    static final Property BATCH_SIZE = INCOMING.add(Property.whole("batch-size", 32, 1, 1_024,
+            "With `batch=true`: the most deliveries in one batch; at most `prefetch` (the broker sends no more unacked)."));
+    static final Property BATCH_LINGER = INCOMING.add(Property.duration("batch-linger", "10ms",
+            "With `batch=true`: how long a partial batch waits for more deliveries before it is handed over: from `1ms` "
+                    + "(about what is there) to `1s`."));
     static final Property MAX_ATTEMPTS = INCOMING.add(Property.whole("max-attempts", 5, 1, 1_000,
             "Deliveries of a failing message before it is dead-lettered."));
     static final Property RETRY_DELAY = INCOMING.add(Property.duration("retry-delay", "1s",

@@ -52,7 +52,7 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.settler = new DeliverySettler(settings, settlement, publishing::publisher, signature,
                 new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter());
         this.consuming = new ConsumingConnection(this, settings, signature, tracing, this::received, settler::requeuesAreCounted);
-        this.emitter = new DeliveryEmitter(settings.channel(), handover, resources.executor(), settings.claimAhead(),
+        this.emitter = new DeliveryEmitter(settings.channel(), handover, resources, settings.claimAhead(), settings.batch(),
                 new DeliveryEmitter.Hooks() {
                     @Override
                     public boolean stopping() {

@@ -23,6 +23,8 @@ import java.util.List;
  * @param queueArguments     optional queue arguments (single active consumer, message TTL, length limit)
  * @param claimAhead         how many buffered deliveries the guard claims in one round trip before they are
  *                           handed over ({@code claim-ahead}); 0 or 1: each message is claimed in its turn
+ * @param batch              the batches the method is handed ({@code batch}, {@code batch-size}, {@code batch-linger}),
+ *                           or {@code null}: one delivery per call
  */
 record IncomingSettings(String channel, ConnectionSettings connection, String queue, QueueType queueType,
                         String exchange, String exchangeType, List<String> routingKeys, int prefetch,
@@ -30,7 +32,16 @@ record IncomingSettings(String channel, ConnectionSettings connection, String qu
                         String deadLetterRoutingKey, int maxAttempts, RetryBackoff backoff, Duration drainTimeout,
                         Duration confirmTimeout, boolean declare, PayloadType payloadType, int deliveryLimit,
                         String copySigningKey, List<String> copySigningPreviousKeys, QueueArguments queueArguments,
-                        int claimAhead) {
+                        int claimAhead, Batching batch) {
+
+    /**
+     * How deliveries are gathered into batches.
+     *
+     * @param size   the most deliveries in one batch
+     * @param linger how long a partial batch waits for more
+     */
+    record Batching(int size, Duration linger) {
+    }
 
     /** How long a BUSY or RETRY delivery is held before it goes back: {@code retry-delay}, not backed off. */
     Duration retryDelay() {

@@ -43,7 +43,8 @@ public final class CurrentKey {
      * Makes {@code key} current, with a send count of its own starting at 0, until the returned
      * scope closes.
      *
-     * @param key the running handler's key
+     * @param key the running handler's key; {@code null} for a handler of several messages (a batch),
+     *            which has none, also when it runs inside another guarded handler
      * @return the scope that restores the previous key and its count
      */
     public static Scope enter(String key) {

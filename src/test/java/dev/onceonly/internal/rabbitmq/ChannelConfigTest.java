@@ -16,6 +16,7 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -80,6 +81,25 @@ class ChannelConfigTest {
     }
 
     /** A configuration written for SmallRye's RabbitMQ connector gives the same settings under this connector. */
+    @Test
+    void batchesAreOffByDefaultAndWithinPrefetch() {
+        assertNull(channel(ChannelConfig.Direction.INCOMING).incoming().batch());
+        IncomingSettings s = channel(ChannelConfig.Direction.INCOMING, "batch", "true", "prefetch", "40").incoming();
+        assertEquals(new IncomingSettings.Batching(32, Duration.ofMillis(10)), s.batch());
+        assertEquals(40, s.prefetch());
+        assertEquals(64, channel(ChannelConfig.Direction.INCOMING, "batch", "true").incoming().prefetch(),
+                "prefetch not set: room for two batches");
+        assertEquals(new IncomingSettings.Batching(8, Duration.ofMillis(1)), channel(ChannelConfig.Direction.INCOMING, "batch", "true",
+                "batch-size", "8", "batch-linger", "1ms").incoming().batch());
+        assertTrue(assertIncomingInvalid("batch-size", "batch", "true", "batch-size", "20", "prefetch", "16")
+                .getMessage().contains("at most prefetch (16)"));
+        assertIncomingInvalid("claim-ahead", "batch", "true", "batch-size", "8", "claim-ahead", "4");
+        assertIncomingInvalid("batch-linger", "batch", "true", "batch-size", "8", "batch-linger", "2s");
+        assertIncomingInvalid("batch", "batch", "yes");
+        // Without batch=true the batch attributes are not read.
+        assertNull(channel(ChannelConfig.Direction.INCOMING, "batch-size", "64").incoming().batch());
+    }
+
     @Test
     void smallRyeNamesAreAliases() {
         IncomingSettings in = channel(ChannelConfig.Direction.INCOMING, "max-outstanding-messages", "7",

@@ -85,6 +85,12 @@ class InboundChannelTest {
                 Map.entry("drain-timeout", "5s"), Map.entry("queue.type", queueType), Map.entry("network-recovery-interval", "500ms"),
                 Map.entry("declare", Boolean.toString(declare)), Map.entry("retry-broker-delay-above", stale ? "1m" : "5s"),
                 Map.entry("claim-ahead", testName.contains("ClaimAhead") ? "4" : "0"));
+        if (testName.contains("Batch")) {
+            props = new HashMap<>(props);
+            props.put("batch", "true");
+            props.put("batch-size", "4");
+            props.put("batch-linger", "300ms");
+        }
         if (testName.contains("Rotation")) {
             // After a rolling restart that changed the key from old-key to new-key.
             props = new HashMap<>(props);
@@ -243,6 +249,49 @@ class InboundChannelTest {
         await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
         await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
         assertEquals("REJECTED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
+    }
+
+    /**
+     * batch=true: up to batch-size buffered deliveries are handed over as one message whose payload
+     * is the list of theirs, their deliveries posted under that list; its ack settles each delivery
+     * by its own decision. A partial batch is handed over once it lingered.
+     */
+    @Test
+    void aBatchIsHandedOverWholeAndEachDeliverySettledByItsOwnDecision() throws Exception {
+        for (String body : List.of("processed", "duplicate", "rejected", "busy", "fifth")) {
+            rabbit.publish("", queue, body);
+        }
+        await("five deliveries buffered", LIMIT, () -> channel.unsettledCount(), n -> n == 5);
+        probe.request(10);
+
+        Message<?> batch = probe.next();
+        assertEquals(List.of("processed", "duplicate", "rejected", "busy"), batch.getPayload());
+        List<? extends Dispatch> deliveries = handover.takeBatch(batch.getPayload());
+        assertEquals(4, deliveries.size(), "each delivery posted under the list");
+        Outcome[] decided = {Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.REJECTED, Outcome.BUSY};
+        for (int i = 0; i < decided.length; i++) {
+            assertTrue(deliveries.get(i).settlesFromDecision());
+            deliveries.get(i).decided(new GuardEvent("unit-consumer", decided[i], Layer.NONE, "", "decided", 0), null);
+        }
+        batch.ack();
+
+        // The fifth lingers, then goes alone or with the BUSY one, which came back after its hold.
+        List<Object> rest = new ArrayList<>();
+        while (rest.size() < 2) {
+            Message<?> partial = probe.next();
+            List<?> payloads = (List<?>) partial.getPayload();
+            assertTrue(payloads.size() <= 2, "a partial batch: " + payloads);
+            rest.addAll(payloads);
+            partial.ack(); // no guarded method took them: acked
+        }
+        assertEquals(List.of("busy", "fifth"), rest.stream().map(Object::toString).sorted().toList());
+        Message<?> none = probe.received.poll(1, TimeUnit.SECONDS);
+        assertNull(none, "nothing else comes");
+
+        await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
+        await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        assertEquals("rejected", new String(rabbit.drain(queue + ".dlq").get(0).getBody(), StandardCharsets.UTF_8));
+        assertEquals(0, handover.pending(), "settled batches and deliveries leave the handover");
     }
 
     /** A channel configured with SmallRye's names starts, consumes, and dead-letters where those names say. */

@@ -6,16 +6,17 @@ import dev.onceonly.spi.Ledger;
 import dev.onceonly.internal.support.UniqueViolation;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
-import org.hibernate.metamodel.mapping.JdbcMapping;
 
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -45,18 +46,12 @@ public final class JpaLedger implements Ledger {
     private static final SecureRandom CHECK_KEYS = new SecureRandom();
 
     private final String keyPrefix;
-    /** The row's insert, into the table {@link ProcessedMessage} is mapped to (its JPQL names the entity). */
-    private final String insert;
+    /** The rows' insert, into the table {@link ProcessedMessage} is mapped to (its JPQL names the entity). */
+    private final LedgerInsert insert;
     /** {@link #keyPrefix}'s length in characters, as the database counts them (code points). */
     private final int keyPrefixLength;
     private final Supplier<EntityManager> entityManagers;
     private final NewTransaction newTransaction;
-    private final Clock clock;
-    /**
-     * How Hibernate binds {@link ProcessedMessage#processedAt()}: looked up in the metamodel on the
-     * first insert, not on every one. The entity managers of one ledger come from one factory.
-     */
-    private volatile JdbcMapping processedAt;
 
     /**
      * A ledger writing through the entity manager of each call's transaction.
@@ -74,18 +69,16 @@ public final class JpaLedger implements Ledger {
     public JpaLedger(String keyPrefix, String table, Supplier<EntityManager> entityManagers, NewTransaction newTransaction,
                      Clock clock) {
         this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
-        this.insert = "insert into " + Objects.requireNonNull(table, "table")
-                + " (msg_id, consumer, body_sha256, processed_at) values (?, ?, ?, ?)";
+        this.insert = new LedgerInsert(table, clock);
         this.keyPrefixLength = keyPrefix.codePointCount(0, keyPrefix.length());
         this.entityManagers = Objects.requireNonNull(entityManagers, "entityManagers");
         this.newTransaction = Objects.requireNonNull(newTransaction, "newTransaction");
-        this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     @Override
     public LedgerDecision insert(String key, String consumer, String bodyHash) {
         SharedSessionContractImplementor session = entityManagers.get().unwrap(SharedSessionContractImplementor.class);
-        Optional<SQLException> violation = session.doReturningWork(c -> tryInsert(c, session, key, consumer, bodyHash));
+        Optional<SQLException> violation = insert.insert(session, List.of(new Row(key, consumer, bodyHash)));
         if (violation.isEmpty()) {
             return LedgerDecision.INSERTED;
         }
@@ -98,38 +91,39 @@ public final class JpaLedger implements Ledger {
     }
 
     /**
-     * The insert as one JDBC statement on the session's connection (in the caller's transaction),
-     * executed at once: a duplicate must surface here, before the business method runs, and not as a
-     * failed commit after it ran. Not {@code persist} and {@code flush}, because Hibernate logs every
-     * SQL exception it converts as an ERROR, and a duplicate is a routine outcome handled right here.
-     * The timestamp is bound by Hibernate's own binder for {@link ProcessedMessage#processedAt()}, so
-     * it is stored exactly as the purge's queries compare it.
-     *
-     * @return the unique violation, or empty when the row was inserted; any other failure is thrown
-     *         (and converted and logged by Hibernate)
+     * All rows in one JDBC batch. After a unique violation the transaction cannot commit, and a batch
+     * does not say on every driver which row collided: every row's key is looked up in one read of a
+     * new transaction (as {@link #verify} does for one), a row found committed is refused as it
+     * would be alone, the others are left undecided ({@code null}); when none is found, the row
+     * collided with was purged meanwhile, and every row answers {@code RETRY}.
      */
-    private Optional<SQLException> tryInsert(Connection connection, SharedSessionContractImplementor session, String key,
-                                             String consumer, String bodyHash) throws SQLException {
-        JdbcMapping processedAt = this.processedAt;
-        if (processedAt == null) {
-            processedAt = session.getFactory().getMappingMetamodel().getEntityDescriptor(ProcessedMessage.class)
-                    .findAttributeMapping("processedAt").getSingleJdbcMapping();
-            this.processedAt = processedAt;
+    @Override
+    public List<LedgerDecision> insertAll(List<Row> rows) {
+        if (rows.size() < 2) {
+            return rows.isEmpty() ? List.of() : List.of(insert(rows.get(0).key(), rows.get(0).consumer(), rows.get(0).bodyHash()));
         }
-        try (PreparedStatement row = connection.prepareStatement(insert)) {
-            row.setString(1, key);
-            row.setString(2, consumer);
-            row.setString(3, bodyHash);
-            processedAt.getJdbcValueBinder().bind(row, clock.instant(), 4, session);
-            row.executeUpdate();
-            return Optional.empty();
-        } catch (SQLException e) {
-            Optional<SQLException> violation = UniqueViolation.find(e);
-            if (violation.isEmpty()) {
-                throw e;
+        SharedSessionContractImplementor session = entityManagers.get().unwrap(SharedSessionContractImplementor.class);
+        Optional<SQLException> violation = insert.insert(session, rows);
+        if (violation.isEmpty()) {
+            return Collections.nCopies(rows.size(), LedgerDecision.INSERTED);
+        }
+        session.markForRollbackOnly();
+        List<String> keys = rows.stream().map(Row::key).toList();
+        Map<String, String> stored = new HashMap<>();
+        newTransaction.call(() -> entityManagers.get()
+                .createQuery("select p.msgId, p.bodySha256 from ProcessedMessage p where p.msgId in :keys", Object[].class)
+                .setParameter("keys", keys)
+                .getResultList()).forEach(r -> stored.put((String) r[0], (String) r[1]));
+        List<LedgerDecision> answers = new ArrayList<>(rows.size());
+        for (Row r : rows) {
+            String hash = stored.get(r.key());
+            LedgerDecision d = stored.isEmpty() ? LedgerDecision.RETRY : hash == null ? null : compared(r.bodyHash(), hash);
+            answers.add(d);
+            if (d != null) {
+                LogId.ONCE0402I.log(r.consumer(), r.key(), UniqueViolation.describe(violation.get()), d);
             }
-            return violation;
         }
+        return answers;
     }
 
     /**
@@ -150,8 +144,12 @@ public final class JpaLedger implements Ledger {
         }
         // An empty hash was written, or is given, by a consumer that compares no bodies (conflict=ignore):
         // the same rule as the engine's for the claim's fingerprint (MessageKey.matches), so both layers agree.
-        String first = stored.get(0);
-        return bodyHash.isEmpty() || first.isEmpty() || first.equals(bodyHash) ? LedgerDecision.DUPLICATE : LedgerDecision.CONFLICT;
+        return compared(bodyHash, stored.get(0));
+    }
+
+    /** A copy with {@code bodyHash} of the committed row with {@code stored}: a duplicate unless both are set and differ. */
+    private static LedgerDecision compared(String bodyHash, String stored) {
+        return bodyHash.isEmpty() || stored.isEmpty() || stored.equals(bodyHash) ? LedgerDecision.DUPLICATE : LedgerDecision.CONFLICT;
     }
 
     @Override
@@ -218,7 +216,7 @@ public final class JpaLedger implements Ledger {
     /** Inserts a row of the startup check through the current transaction's session, as {@link #insert} does. */
     private Void insertCheckRow(String key) {
         SharedSessionContractImplementor session = entityManagers.get().unwrap(SharedSessionContractImplementor.class);
-        session.doReturningWork(c -> tryInsert(c, session, key, CHECK_CONSUMER, "")).ifPresent(violation -> {
+        insert.insert(session, List.of(new Row(key, CHECK_CONSUMER, ""))).ifPresent(violation -> {
             throw new IllegalStateException("a random startup check key is in the ledger already", violation);
         });
         return null;

@@ -20,6 +20,7 @@ public class ItRecorder {
     private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
     private final Map<String, Map<Outcome, AtomicInteger>> outcomes = new ConcurrentHashMap<>();
     private final AtomicInteger withoutContext = new AtomicInteger();
+    private final Map<String, AtomicInteger> largestBatch = new ConcurrentHashMap<>();
 
     /** @return how often this key was delivered to this consumer, this one included */
     public int delivered(String consumer, String key) {
@@ -28,6 +29,17 @@ public class ItRecorder {
 
     public void effect(String consumer, String key) {
         effects.computeIfAbsent(consumer + "|" + key, k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /** A batch consumer was called with {@code size} messages. */
+    public void batch(String consumer, int size) {
+        largestBatch.computeIfAbsent(consumer, c -> new AtomicInteger()).accumulateAndGet(size, Math::max);
+    }
+
+    /** {@return the most messages a batch consumer was called with at once; 0 before its first call} */
+    int largestBatch(String consumer) {
+        AtomicInteger n = largestBatch.get(consumer);
+        return n == null ? 0 : n.get();
     }
 
     /** Counts a delivery that ran without the application's naming context. */

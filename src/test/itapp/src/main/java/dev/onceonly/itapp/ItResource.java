@@ -73,6 +73,13 @@ public class ItResource {
         return b.build();
     }
 
+    /** The most messages a batch consumer was called with at once. */
+    @GET
+    @Path("/batches/{consumer}")
+    public int largestBatch(@PathParam("consumer") String consumer) {
+        return recorder.largestBatch(consumer);
+    }
+
     /** Publishes {@code count} messages through the outgoing channel; answers once all are confirmed. */
     @POST
     @Path("/publish/{run}/{count}")
