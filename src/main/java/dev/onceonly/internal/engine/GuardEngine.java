@@ -242,7 +242,7 @@ public final class GuardEngine implements ClaimStoreControl {
             }
         }
 
-        HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, start);
+        HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, claim.fence(), start);
         finaliser.started();
         if (held != null) {
             held.hold();
