@@ -2,7 +2,7 @@ package dev.onceonly.bench;
 
 import dev.onceonly.internal.redis.RedisClaimStore;
 import dev.onceonly.internal.redis.RedisSettings;
-import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.HolderResult;
 import org.apache.camel.component.redis.processor.idempotent.SpringRedisStringIdempotentRepository;
 import org.springframework.beans.factory.DisposableBean;
@@ -155,7 +155,7 @@ public enum Peer {
         return new Client() {
             @Override
             public boolean firstTime(String key) {
-                return store.claim(key, token, "", RedisRoundTripBenchmark.LEASE) == ClaimResult.ACQUIRED;
+                return store.claim(key, token, "", RedisRoundTripBenchmark.LEASE).state() == ClaimState.ACQUIRED;
             }
 
             @Override

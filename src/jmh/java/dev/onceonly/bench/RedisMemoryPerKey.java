@@ -6,7 +6,7 @@ import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.KeyDeriver;
 import dev.onceonly.internal.engine.MessageKey;
 import dev.onceonly.internal.redis.RedisClaimStore;
-import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Settings;
 import redis.clients.jedis.AbstractPipeline;
@@ -96,7 +96,7 @@ final class RedisMemoryPerKey {
             MessageView message = MessageView.of("orders", "order.placed", "order-" + i, Map.of(), body);
             MessageKey key = deriver.derive(settings, message, null);
             String token = RedisRoundTripBenchmark.TOKEN;
-            if (store.claim(key.storeKey(), token, key.fingerprint(), RedisRoundTripBenchmark.LEASE) != ClaimResult.ACQUIRED
+            if (store.claim(key.storeKey(), token, key.fingerprint(), RedisRoundTripBenchmark.LEASE).state() != ClaimState.ACQUIRED
                     || store.complete(key.storeKey(), token, key.fingerprint(), RedisRoundTripBenchmark.RETENTION)
                     != HolderResult.APPLIED) {
                 throw new IllegalStateException("could not complete claim " + key.storeKey());

@@ -99,7 +99,7 @@ public class RedisRoundTripBenchmark {
             redis.client.flushAll();
             for (int i = 0; i < COUNT; i++) {
                 String key = keys.nth(i);
-                if (redis.store.claim(key, TOKEN, "", LEASE) != ClaimResult.ACQUIRED
+                if (redis.store.claim(key, TOKEN, "", LEASE).state() != ClaimState.ACQUIRED
                         || redis.store.complete(key, TOKEN, "", RETENTION) != HolderResult.APPLIED) {
                     throw new IllegalStateException("could not prepare done key " + key);
                 }
@@ -146,7 +146,7 @@ public class RedisRoundTripBenchmark {
                 completions.add(new CompleteRequest(key, TOKEN, "", RETENTION));
             }
             for (ClaimResult r : redis.store.claimAll(claims)) {
-                if (r != ClaimResult.ACQUIRED) {
+                if (r.state() != ClaimState.ACQUIRED) {
                     throw new IllegalStateException("a fresh key was not acquired: " + r);
                 }
             }

@@ -5,7 +5,7 @@ import dev.onceonly.internal.support.CurrentKey;
 
 import java.net.http.HttpRequest;
 
-/** Adds the running guarded handler's key to a JDK {@code HttpClient} request. */
+/** Adds the running guarded handler's key and fence to a JDK {@code HttpClient} request. */
 public final class IdempotencyKeyHeader {
 
     private IdempotencyKeyHeader() {
@@ -13,7 +13,8 @@ public final class IdempotencyKeyHeader {
 
     /**
      * Sets {@link IdempotencyContext#HEADER} on {@code request} when called inside a guarded
-     * handler; leaves it unchanged outside one.
+     * handler, and {@link IdempotencyContext#FENCE_HEADER} when its claim has a fence; leaves it
+     * unchanged outside one.
      *
      * @param request the request being built
      * @return {@code request}
@@ -22,6 +23,10 @@ public final class IdempotencyKeyHeader {
         String key = CurrentKey.get();
         if (key != null) {
             request.setHeader(IdempotencyContext.HEADER, key);
+            long fence = CurrentKey.fence();
+            if (fence > 0) {
+                request.setHeader(IdempotencyContext.FENCE_HEADER, Long.toString(fence));
+            }
         }
         return request;
     }

@@ -47,6 +47,11 @@ CREATE TABLE IF NOT EXISTS onceonly_claim (
     state       SMALLINT     NOT NULL,
     fingerprint VARCHAR(64)  NOT NULL,
     expires_at  BIGINT       NOT NULL,
+    fence       BIGINT       DEFAULT 0 NOT NULL,
     CONSTRAINT onceonly_claim_pk PRIMARY KEY (claim_key)
 );
 CREATE INDEX IF NOT EXISTS onceonly_claim_expires ON onceonly_claim (expires_at);
+-- fence: the last fencing token a claim of the key got (microseconds of the claiming instance's
+-- clock, or one more than the previous); a release or expiry leaves the row until the purge, so the
+-- next claim's fence grows from it. A table created by an earlier version gets the column here.
+ALTER TABLE onceonly_claim ADD COLUMN IF NOT EXISTS fence BIGINT DEFAULT 0 NOT NULL;

@@ -55,7 +55,7 @@ public abstract class BatchClaimStoreContract<S extends BatchClaimStore> extends
                 new ClaimRequest(twice, "t6", "fp6", Duration.ofSeconds(30))));
 
         assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-other"), ClaimResult.ACQUIRED,
-                ClaimResult.done("fp-done"), ClaimResult.ACQUIRED, ClaimResult.inProgress("fp3")), results);
+                ClaimResult.done("fp-done"), ClaimResult.ACQUIRED, ClaimResult.inProgress("fp3")), Fences.unfenced(results));
         // Each taken key is held by its own request's token, with its fingerprint and lease.
         assertEquals(ClaimResult.inProgress("fp1"), store.claim(prefix + "batch-fresh1", "t9", "x", LEASE));
         assertEquals(ClaimResult.inProgress(""), store.claim(prefix + "batch-fresh2", "t9", "x", LEASE));
@@ -113,7 +113,7 @@ public abstract class BatchClaimStoreContract<S extends BatchClaimStore> extends
         assertEquals(ClaimResult.inProgress("fp-new"), store.claim(retaken, "t9", "x", LEASE));
         assertEquals(HolderResult.APPLIED, store.complete(retaken, "new", "fp-new", RETENTION), "the new holder still holds it");
         assertEquals(-2, pttl(prefix + "batch-never"));
-        assertEquals(ClaimResult.ACQUIRED, store.claim(expired, "t9", "x", LEASE), "the expired key stays free");
+        assertEquals(ClaimState.ACQUIRED, store.claim(expired, "t9", "x", LEASE).state(), "the expired key stays free");
     }
 
     /**
@@ -142,7 +142,7 @@ public abstract class BatchClaimStoreContract<S extends BatchClaimStore> extends
                         new ClaimRequest(others, "t4", "fp4", Duration.ofSeconds(30))));
 
         assertEquals(List.of(HolderResult.APPLIED, HolderResult.NOT_HOLDER, HolderResult.APPLIED), answers.completions());
-        assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.done("fp1"), ClaimResult.inProgress("fp-them")), answers.claims());
+        assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.done("fp1"), ClaimResult.inProgress("fp-them")), Fences.unfenced(answers.claims()));
         assertInRange(pttl(held), Duration.ofHours(1).toMillis() - 5_000, Duration.ofHours(1).toMillis(), "the completion's retention");
         assertInRange(pttl(fresh), 29_000, 30_000, "the claim's lease");
         assertEquals(ClaimResult.done(""), store.claim(heldToo, "t9", "x", LEASE));
@@ -152,6 +152,43 @@ public abstract class BatchClaimStoreContract<S extends BatchClaimStore> extends
         BatchClaimStore.Answers none = store.completeThenClaim(List.of(), List.of());
         assertEquals(List.of(), none.completions());
         assertEquals(List.of(), none.claims());
+    }
+
+    /**
+     * A batch's claims carry fences as single claims do: each above the fence of the key's earlier
+     * claim, in {@code claimAll} and in {@code completeThenClaim}.
+     */
+    @Test
+    void batchClaimsCarryFencesAboveEachKeysEarlierClaim() {
+        List<String> keys = List.of(prefix + "bf1", prefix + "bf2", prefix + "bf3");
+        long[] earlier = new long[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+            earlier[i] = fence(store.claim(keys.get(i), "a" + i, "fp", Duration.ofSeconds(30)));
+            assertEquals(HolderResult.APPLIED, store.release(keys.get(i), "a" + i));
+        }
+        List<ClaimRequest> second = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            second.add(new ClaimRequest(keys.get(i), "b" + i, "fp", Duration.ofSeconds(30)));
+        }
+        List<ClaimResult> claimed = store.claimAll(second);
+        for (int i = 0; i < keys.size(); i++) {
+            long f = fence(claimed.get(i));
+            assertFenceGrows(earlier[i], f, "claimAll of key " + i);
+            earlier[i] = f;
+        }
+        String marked = prefix + "bf-marked";
+        store.claim(marked, "m", "fp", Duration.ofSeconds(30));
+        List<ClaimRequest> third = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            assertEquals(HolderResult.APPLIED, store.release(keys.get(i), "b" + i));
+            third.add(new ClaimRequest(keys.get(i), "c" + i, "fp", Duration.ofSeconds(30)));
+        }
+        BatchClaimStore.Answers answers = store.completeThenClaim(
+                List.of(new CompleteRequest(marked, "m", "fp", RETENTION)), third);
+        assertEquals(List.of(HolderResult.APPLIED), answers.completions());
+        for (int i = 0; i < keys.size(); i++) {
+            assertFenceGrows(earlier[i], fence(answers.claims().get(i)), "completeThenClaim of key " + i);
+        }
     }
 
     /** An empty batch answers an empty list. */
@@ -180,7 +217,7 @@ public abstract class BatchClaimStoreContract<S extends BatchClaimStore> extends
             }
             claims.add(new ClaimRequest(key, "t" + i, "mine" + i, Duration.ofSeconds(30)));
         }
-        assertEquals(expected, store.claimAll(claims));
+        assertEquals(expected, Fences.unfenced(store.claimAll(claims)));
 
         List<CompleteRequest> completions = new ArrayList<>();
         List<HolderResult> applied = new ArrayList<>();

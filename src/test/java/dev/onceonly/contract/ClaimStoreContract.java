@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The {@link ClaimStore} contract, once, for every implementation. Subclasses provide the store,
@@ -46,6 +47,11 @@ public abstract class ClaimStoreContract<S extends ClaimStore> {
 
     protected abstract String newPrefix();
 
+    /** Whether the store gives fences; one that does not must answer 0 (Redis's native claim). */
+    protected boolean givesFences() {
+        return true;
+    }
+
     @BeforeEach
     void open() {
         store = newStore();
@@ -67,7 +73,7 @@ public abstract class ClaimStoreContract<S extends ClaimStore> {
     @Test
     void firstClaimAcquiresThenOthersSeeInProgressThenDone() {
         String key = prefix + "k1";
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t1", "fp", LEASE));
+        assertEquals(ClaimState.ACQUIRED, store.claim(key, "t1", "fp", LEASE).state());
         assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "other", LEASE));
         assertEquals(HolderResult.APPLIED, store.complete(key, "t1", "fp", RETENTION));
         assertEquals(ClaimResult.done("fp"), store.claim(key, "t3", "fp", LEASE));
@@ -87,7 +93,7 @@ public abstract class ClaimStoreContract<S extends ClaimStore> {
         String key = prefix + "k2";
         store.claim(key, "t1", "fp", LEASE);
         assertEquals(HolderResult.APPLIED, store.release(key, "t1"));
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t2", "fp", LEASE));
+        assertEquals(ClaimState.ACQUIRED, store.claim(key, "t2", "fp", LEASE).state());
     }
 
     @Test
@@ -103,9 +109,9 @@ public abstract class ClaimStoreContract<S extends ClaimStore> {
     @Test
     void holderWhoseLeaseExpiredCannotTouchTheNewHoldersClaim() throws InterruptedException {
         String key = prefix + "k4";
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "old", "fp", LEASE));
+        assertEquals(ClaimState.ACQUIRED, store.claim(key, "old", "fp", LEASE).state());
         elapse(LEASE.plusMillis(150));
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "new", "fp", LEASE), "an expired lease frees the key");
+        assertEquals(ClaimState.ACQUIRED, store.claim(key, "new", "fp", LEASE).state(), "an expired lease frees the key");
 
         assertEquals(HolderResult.NOT_HOLDER, store.complete(key, "old", "fp", RETENTION));
         assertEquals(HolderResult.NOT_HOLDER, store.release(key, "old"));
@@ -155,7 +161,7 @@ public abstract class ClaimStoreContract<S extends ClaimStore> {
         store.complete(key, "t1", "fp", Duration.ofMillis(400));
         assertEquals(ClaimState.DONE, store.claim(key, "t2", "fp", LEASE).state());
         elapse(Duration.ofMillis(550));
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t3", "fp", LEASE));
+        assertEquals(ClaimState.ACQUIRED, store.claim(key, "t3", "fp", LEASE).state());
     }
 
     /** A renewal racing the holder's own completion must not make the completion fail. */
@@ -182,6 +188,91 @@ public abstract class ClaimStoreContract<S extends ClaimStore> {
             }
         } finally {
             renewer.shutdownNow();
+        }
+    }
+
+    /** The fence of an acquired claim: positive where the store gives fences, else 0. */
+    protected long fence(ClaimResult r) {
+        assertEquals(ClaimState.ACQUIRED, r.state());
+        if (givesFences()) {
+            assertTrue(r.fence() > 0, "a fence is positive: " + r.fence());
+        } else {
+            assertEquals(0, r.fence(), "a store that gives no fences answers 0");
+        }
+        return r.fence();
+    }
+
+    /** Where the store gives fences, {@code later} is above {@code earlier}. */
+    protected void assertFenceGrows(long earlier, long later, String after) {
+        if (givesFences()) {
+            assertTrue(later > earlier, "fence " + later + " after " + earlier + ": not above, after " + after);
+        }
+    }
+
+    @Test
+    void fencesGrowPerKeyAcrossReleaseLeaseExpiryAndAnExpiredDoneMark() throws InterruptedException {
+        String key = prefix + "fenced";
+        long first = fence(store.claim(key, "t1", "fp", LEASE));
+        assertEquals(HolderResult.APPLIED, store.release(key, "t1"));
+        long afterRelease = fence(store.claim(key, "t2", "fp", LEASE));
+        assertFenceGrows(first, afterRelease, "claim, release, claim");
+        elapse(LEASE.plusMillis(150));
+        long afterTakeOver = fence(store.claim(key, "t3", "fp", LEASE));
+        assertFenceGrows(afterRelease, afterTakeOver, "claim, lease expired, claim");
+        assertEquals(HolderResult.APPLIED, store.complete(key, "t3", "fp", Duration.ofMillis(400)));
+        elapse(Duration.ofMillis(550));
+        long afterDone = fence(store.claim(key, "t4", "fp", LEASE));
+        assertFenceGrows(afterTakeOver, afterDone, "claim, complete, done mark expired, claim");
+        long last = afterDone;
+        for (int i = 0; i < 50; i++) {
+            assertEquals(HolderResult.APPLIED, store.release(key, i == 0 ? "t4" : "r" + (i - 1)));
+            long next = fence(store.claim(key, "r" + i, "fp", LEASE));
+            assertFenceGrows(last, next, "release and claim number " + i);
+            last = next;
+        }
+    }
+
+    /**
+     * Threads race to claim one key, and each winner releases it at once: the fences, in the order
+     * the holders held the key, only grow. A holder notes its fence while it holds the key, so the
+     * notes are in that order.
+     */
+    @Test
+    void racingClaimersGetFencesInTheOrderTheyHoldTheKey() throws Exception {
+        String key = prefix + "fenced-race";
+        int threads = 4;
+        List<Long> held = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> racers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                racers.add(pool.submit(() -> {
+                    for (int i = 0; i < 100; i++) {
+                        String token = "racer" + id + "-" + i;
+                        ClaimResult r;
+                        try {
+                            r = store.claim(key, token, "fp", Duration.ofSeconds(30));
+                        } catch (dev.onceonly.spi.ClaimStoreException e) {
+                            continue; // a store may give up under contention (the database's rounds): no claim
+                        }
+                        if (r.state() == ClaimState.ACQUIRED) {
+                            held.add(r.fence());
+                            assertEquals(HolderResult.APPLIED, store.release(key, token));
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> racer : racers) {
+                racer.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertTrue(held.size() >= 10, "the key was claimed " + held.size() + " times");
+        for (int i = 1; i < held.size(); i++) {
+            assertFenceGrows(held.get(i - 1), held.get(i), "holder " + i + " of " + held.size());
         }
     }
 

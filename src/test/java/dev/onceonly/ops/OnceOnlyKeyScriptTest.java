@@ -7,7 +7,7 @@ import dev.onceonly.internal.engine.KeyDeriver;
 import dev.onceonly.internal.engine.MessageKey;
 import dev.onceonly.internal.ledger.jpa.JpaLedger;
 import dev.onceonly.internal.redis.RedisClaimStore;
-import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.Settings;
@@ -98,7 +98,7 @@ class OnceOnlyKeyScriptTest {
         try (RedisClaimStore store = new RedisClaimStore(TestRedis.client());
              ScratchDatabase db = ScratchDatabase.create(ScratchDatabase.Kind.POSTGRESQL, true)) {
             String token = UUID.randomUUID().toString();
-            assertEquals(ClaimResult.ACQUIRED, store.claim(k.storeKey(), token, k.fingerprint(), Duration.ofSeconds(30)));
+            assertEquals(ClaimState.ACQUIRED, store.claim(k.storeKey(), token, k.fingerprint(), Duration.ofSeconds(30)).state());
             List<String> held = run("--consumer", "orders", "--json-pointer-value", id, "--redis", TestRedis.url());
             assertTrue(held.stream().anyMatch(l -> l.startsWith("redis:      IN PROGRESS (lease), fingerprint " + k.fingerprint())),
                     held.toString());

@@ -21,7 +21,9 @@ import java.util.Set;
  *       message dead-lettered only after its attempts ran out (never refused as a forged copy,
  *       also while the signing key is rotated by rolling restarts);</li>
  *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
- *   <li>no claim still held a lease after its delivery was settled.</li>
+ *   <li>no claim still held a lease after its delivery was settled;</li>
+ *   <li>every claim the store granted carried a fence above that of the key's earlier claims, in
+ *       every mode that claims (checked as the run goes, by {@link FenceWatch}).</li>
  * </ul>
  * Bounded internal queues and attempts that never go down are checked while the run goes on ({@link World});
  * the outbox's, in outbox modes, by {@link OutboxInvariants}.

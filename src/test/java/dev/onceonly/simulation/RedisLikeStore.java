@@ -57,6 +57,12 @@ final class RedisLikeStore implements ClaimStore {
     private final Faults faults;
     private final Clock clock;
     private final List<Write> log = new ArrayList<>();
+    /**
+     * The last fence given. Redis's fence is its clock, which a fail-over or a restart does not roll
+     * back with the data: so this is not rolled back either. {@code last + 1} stands for the time that
+     * passes between two claims of a key on a real Redis (a round trip at least).
+     */
+    private long lastFence;
     /** What the store's clock reads during a replay: the replayed write's time ({@link #LIVE}: the loop's). */
     private long replayingAt = LIVE;
     private InMemoryClaimStore claims;
@@ -155,7 +161,12 @@ final class RedisLikeStore implements ClaimStore {
 
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
-        return (ClaimResult) write(new Write(loop.now(), Op.CLAIM, key, token, fingerprint, lease));
+        ClaimResult r = (ClaimResult) write(new Write(loop.now(), Op.CLAIM, key, token, fingerprint, lease));
+        if (r.state() != ClaimState.ACQUIRED) {
+            return r;
+        }
+        lastFence = Math.max(lastFence + 1, loop.now() / 1_000 + 1); // microseconds of the loop's clock
+        return ClaimResult.acquired(lastFence);
     }
 
     @Override

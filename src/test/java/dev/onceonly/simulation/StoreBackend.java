@@ -20,7 +20,7 @@ import java.util.function.Predicate;
  * clock: the real {@link InMemoryClaimStore}; the real {@link JdbcClaimStore} on an H2 database in
  * memory of the run's own, its purge on the loop; or a {@link RedisLikeStore}. Instances reach it
  * through {@link SimStore}, which adds the network's faults; {@link #close} drops the run's database.
- * The memory store and the Redis-like one let done marks ride with claims, as the memory store
+ * Every claim passes a {@link FenceWatch}. The memory store and the Redis-like one let done marks ride with claims, as the memory store
  * (in process) and Redis (pipelined, without {@code WAIT}) do for users; the database store does not.
  */
 final class StoreBackend implements AutoCloseable {
@@ -50,10 +50,10 @@ final class StoreBackend implements AutoCloseable {
                              Predicate<String> confirmed) {
         Clock clock = World.clock(loop::now);
         return switch (mode.store()) {
-            case MEMORY -> new StoreBackend(BatchClaimStore.inProcess(new InMemoryClaimStore(100_000, clock)), null, null);
+            case MEMORY -> new StoreBackend(BatchClaimStore.inProcess(new FenceWatch(new InMemoryClaimStore(100_000, clock), loop.trace)), null, null);
             case REDIS_LIKE -> {
                 RedisLikeStore redis = new RedisLikeStore(loop, mode.redisFaults(), window, confirmed);
-                yield new StoreBackend(BatchClaimStore.inProcess(redis), redis, null);
+                yield new StoreBackend(BatchClaimStore.inProcess(new FenceWatch(redis, loop.trace)), redis, null);
             }
             case DATABASE -> {
                 JdbcConnectionPool pool = JdbcConnectionPool.create("jdbc:h2:mem:sim" + DATABASES.incrementAndGet(), "sa", "");
@@ -63,7 +63,8 @@ final class StoreBackend implements AutoCloseable {
                     pool.dispose();
                     throw new IllegalStateException("the run's database could not be created", e);
                 }
-                yield new StoreBackend(new JdbcClaimStore(pool, LedgerSchema.Part.CLAIMS.shipped(), clock, new SimExecutor(loop, owner), PURGE_INTERVAL), null, pool);
+                yield new StoreBackend(new FenceWatch(new JdbcClaimStore(pool, LedgerSchema.Part.CLAIMS.shipped(), clock, new SimExecutor(loop, owner),
+                        PURGE_INTERVAL), loop.trace), null, pool);
             }
         };
     }

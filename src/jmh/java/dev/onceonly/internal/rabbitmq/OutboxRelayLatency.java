@@ -129,7 +129,7 @@ public final class OutboxRelayLatency {
             jta.inTransaction(() -> {
                 jta.entityManager().createNativeQuery("insert into bench_business (n) values (" + n + ")").executeUpdate();
                 if (send) {
-                    try (CurrentKey.Scope scope = CurrentKey.enter("bench:" + System.nanoTime() + ":" + n)) {
+                    try (CurrentKey.Scope scope = CurrentKey.enter("bench:" + System.nanoTime() + ":" + n, 0)) {
                         outbox.send(OutboxMessage.text(exchange, queue, "{\"n\":" + n + "}"));
                     }
                 }

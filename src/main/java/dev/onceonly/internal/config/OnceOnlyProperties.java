@@ -28,6 +28,11 @@ public final class OnceOnlyProperties {
             "redis", "memory", "database"));
     static final Property KEY_PREFIX = GLOBAL.add(Property.of("onceonly.key-prefix", Type.TEXT, "oo:",
             "Prefix of every claim key; at most 32 characters, without `{`."));
+    /** Read where a store could claim without a fence: Redis's own configuration refuses that combination. */
+    public static final Property FENCING = GLOBAL.add(Property.flag("onceonly.fencing", false,
+            "Handlers rely on fencing tokens (`IdempotencyContext.fence()`, the `Idempotency-Fence` header): startup "
+                    + "fails when the claim store would claim without one (Redis with `onceonly.redis.native-claim=auto`). "
+                    + "The memory and database stores always give fences. See [fencing](fencing.md)."));
     static final Property SHUTDOWN_TIMEOUT = GLOBAL.add(Property.duration("onceonly.shutdown-timeout", "30s",
             "Stopping waits this long for guarded messages still running before the claim store closes."));
     static final Property METRICS = GLOBAL.add(Property.flag("onceonly.metrics.enabled", true,

@@ -91,7 +91,7 @@ final class BatchCall<T> implements TransactionRunner.Work<T>, TransactionRunner
         }
         long h0 = System.nanoTime();
         // No single message's key: not even the key of a guarded handler this batch runs inside.
-        try (CurrentKey.Scope ignored = CurrentKey.enter(null)) {
+        try (CurrentKey.Scope ignored = CurrentKey.enter(null, 0)) {
             return handler.call(positions);
         } finally {
             handlerNanos = System.nanoTime() - h0;

@@ -122,7 +122,7 @@ final class BatchGuard {
                 decisions.set(e.position, refused);
                 continue;
             }
-            e.held = results == null ? null : new HeldClaim(engine.holders, s, e.key, e.token, start);
+            e.held = results == null ? null : new HeldClaim(engine.holders, s, e.key, e.token, results.get(i).fence(), start);
             engine.started(e.held);
             acquired.add(e);
         }

@@ -234,7 +234,7 @@ public final class GuardEngine implements ClaimStoreControl {
             }
         }
 
-        HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, start);
+        HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, claim.fence(), start);
         started(held);
         return runAlone(settings, key, held, start, handler);
     }

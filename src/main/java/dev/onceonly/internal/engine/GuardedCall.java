@@ -75,7 +75,8 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
         // The handler may pass its message's key on to the services it calls (IdempotencyContext), and
         // its outbox ids derive from it: the store key, so that the application's key prefix keeps two
         // applications with a consumer of the same name apart downstream as it does in the stores.
-        try (CurrentKey.Scope ignored = CurrentKey.enter(key.storeKey())) {
+        // With it goes the claim's fence, which orders this holder against any that took the key over.
+        try (CurrentKey.Scope ignored = CurrentKey.enter(key.storeKey(), claim == null ? 0 : claim.fence)) {
             return handler.call();
         } catch (Exception | Error e) {
             // Recorded as thrown, before any runner or container wraps it: the retry rule walks its causes.

@@ -21,6 +21,8 @@ final class HeldClaim implements LeaseSweep.Lease {
     final ConsumerSettings settings;
     final MessageKey key;
     final String token;
+    /** The claim's fencing token, the handler's to pass on; 0 when the store gave none. */
+    final long fence;
     private final long start;
     /** When the lease is due for renewal ({@link LeaseSweep#now()}). */
     private volatile long renewAtNanos;
@@ -28,11 +30,12 @@ final class HeldClaim implements LeaseSweep.Lease {
     /** Set once the call holding it was counted finished ({@link Finaliser}); the paths that end it never run at once. */
     volatile boolean finished;
 
-    HeldClaim(HolderContext context, ConsumerSettings settings, MessageKey key, String token, long start) {
+    HeldClaim(HolderContext context, ConsumerSettings settings, MessageKey key, String token, long fence, long start) {
         this.context = context;
         this.settings = settings;
         this.key = key;
         this.token = token;
+        this.fence = fence;
         this.start = start;
     }
 

@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -37,7 +38,13 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Time is this application's clock, in epoch milliseconds: instances must keep their clocks
  * within a small part of the lease of each other (NTP does). Expired rows are deleted by a purge
- * every {@code purgeInterval}; until then an expired row counts as absent.
+ * every {@code purgeInterval}; until then an expired row counts as absent. A release expires the
+ * row instead of deleting it.
+ *
+ * <p>Fences: a claim that inserts the row gets the clock in microseconds; one that takes an expired
+ * or released row over gets {@code max(fence + 1, clock in microseconds)} from the row, set only if
+ * the row still has the fence it read. So fences grow from the row while it exists, and from the
+ * clock once the purge removed it (at least a lease, or a retention, after the last claim).
  */
 public final class JdbcClaimStore implements ClaimStore {
 
@@ -72,12 +79,15 @@ public final class JdbcClaimStore implements ClaimStore {
                           Duration purgeInterval) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.table = Objects.requireNonNull(table, "table");
-        this.select = "select state, fingerprint, expires_at from " + table + " where claim_key = ?";
-        this.takeOver = "update " + table + " set token = ?, state = 0, fingerprint = ?, expires_at = ?"
-                + " where claim_key = ? and expires_at <= ?";
+        this.select = "select state, fingerprint, expires_at, fence from " + table + " where claim_key = ?";
+        // Conditional on the fence read too: the fence set is computed from it.
+        this.takeOver = "update " + table + " set token = ?, state = 0, fingerprint = ?, expires_at = ?, fence = ?"
+                + " where claim_key = ? and expires_at <= ? and fence = ?";
         this.complete = "update " + table + " set state = 1, token = '', fingerprint = ?, expires_at = ?"
                 + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
-        this.release = "delete from " + table + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
+        // Not a delete: the row, expired at once, keeps the key's last fence for the next claim until the purge.
+        this.release = "update " + table + " set token = '', expires_at = 0"
+                + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.extend = "update " + table + " set expires_at = ? where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.clock = Objects.requireNonNull(clock, "clock");
         long ms = purgeInterval.toMillis();
@@ -88,10 +98,13 @@ public final class JdbcClaimStore implements ClaimStore {
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         try (Connection c = connection()) {
             for (int round = 0; round < MAX_ROUNDS; round++) {
-                long now = clock.millis();
-                if (insert(c, key, token, fingerprint, now + lease.toMillis())) {
-                    return ClaimResult.ACQUIRED;
+                Instant instant = clock.instant();
+                long now = instant.toEpochMilli();
+                long micros = instant.getEpochSecond() * 1_000_000L + instant.getNano() / 1_000;
+                if (insert(c, key, token, fingerprint, now + lease.toMillis(), micros)) {
+                    return ClaimResult.acquired(micros);
                 }
+                long lastFence;
                 try (PreparedStatement s = c.prepareStatement(select)) {
                     s.setString(1, key);
                     try (ResultSet r = s.executeQuery()) {
@@ -99,20 +112,24 @@ public final class JdbcClaimStore implements ClaimStore {
                             if (r.getLong(3) > now) {
                                 return r.getInt(1) == DONE ? ClaimResult.done(r.getString(2)) : ClaimResult.inProgress(r.getString(2));
                             }
+                            lastFence = r.getLong(4);
                         } else {
                             continue; // deleted since the insert failed: insert again
                         }
                     }
                 }
                 // Expired: take it over, unless someone else did first (then the next round reads theirs).
+                long fence = Math.max(lastFence + 1, micros);
                 try (PreparedStatement s = c.prepareStatement(takeOver)) {
                     s.setString(1, token);
                     s.setString(2, fingerprint);
                     s.setLong(3, now + lease.toMillis());
-                    s.setString(4, key);
-                    s.setLong(5, now);
+                    s.setLong(4, fence);
+                    s.setString(5, key);
+                    s.setLong(6, now);
+                    s.setLong(7, lastFence);
                     if (s.executeUpdate() == 1) {
-                        return ClaimResult.ACQUIRED;
+                        return ClaimResult.acquired(fence);
                     }
                 }
             }
@@ -124,11 +141,11 @@ public final class JdbcClaimStore implements ClaimStore {
     }
 
     /** @return whether the row was inserted (false: the key exists) */
-    private boolean insert(Connection c, String key, String token, String fingerprint, long expiresAt) throws SQLException {
+    private boolean insert(Connection c, String key, String token, String fingerprint, long expiresAt, long fence) throws SQLException {
         String sql = insert;
         if (sql == null) {
             boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
-            sql = "insert into " + table + " (claim_key, token, state, fingerprint, expires_at) values (?, ?, 0, ?, ?)"
+            sql = "insert into " + table + " (claim_key, token, state, fingerprint, expires_at, fence) values (?, ?, 0, ?, ?, ?)"
                     + (postgres ? " on conflict (claim_key) do nothing" : "");
             insert = sql;
         }
@@ -137,6 +154,7 @@ public final class JdbcClaimStore implements ClaimStore {
             s.setString(2, token);
             s.setString(3, fingerprint);
             s.setLong(4, expiresAt);
+            s.setLong(5, fence);
             return s.executeUpdate() == 1;
         } catch (SQLException e) {
             if (UniqueViolation.find(e).isPresent()) {

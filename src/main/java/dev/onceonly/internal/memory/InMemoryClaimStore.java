@@ -11,8 +11,10 @@ import dev.onceonly.spi.HolderResult;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@link ClaimStore} in the JVM's memory, for development and tests only: claims are lost on
@@ -21,14 +23,19 @@ import java.util.concurrent.TimeUnit;
  * thread. {@code claim} is one atomic {@code compute} on the key; the holder-checked primitives read
  * the entry, check the token, and change it by compare-and-set against exactly the entry they
  * checked, so a concurrent change makes them answer {@code NOT_HOLDER}, never act on a stale read.
+ *
+ * <p>Fences: {@code max(last + 1, clock in microseconds)}, {@code last} being the last fence the store
+ * gave to any key, so they grow per key (and across keys) whatever was released or expired.
  */
 public final class InMemoryClaimStore implements ClaimStore {
 
-    private record Entry(ClaimState state, String token, String fingerprint, long expiresAtNanos) {
+    private record Entry(ClaimState state, String token, String fingerprint, long expiresAtNanos, long fence) {
     }
 
     private final Cache<String, Entry> cache;
     private final Clock clock;
+    /** The last fence given, to any key. */
+    private final AtomicLong lastFence = new AtomicLong();
 
     /**
      * An empty store.
@@ -88,20 +95,32 @@ public final class InMemoryClaimStore implements ClaimStore {
     @Override
     public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
         long now = nowNanos();
-        Entry mine = new Entry(ClaimState.IN_PROGRESS, token, fingerprint, now + lease.toNanos());
+        Entry[] mine = new Entry[1];
         Entry held = cache.asMap().compute(key, (k, existing) -> {
             Entry e = live(existing, now);
-            return e == null ? mine : e;
+            if (e != null) {
+                return e;
+            }
+            // The fence is given inside the compute, with the claim: a holder paused right after it
+            // must not get a later fence than the one that took the key over from it.
+            mine[0] = new Entry(ClaimState.IN_PROGRESS, token, fingerprint, now + lease.toNanos(), nextFence());
+            return mine[0];
         });
-        if (held == mine) {
-            return ClaimResult.ACQUIRED;
+        if (held == mine[0]) {
+            return ClaimResult.acquired(held.fence);
         }
         return held.state == ClaimState.DONE ? ClaimResult.done(held.fingerprint) : ClaimResult.inProgress(held.fingerprint);
     }
 
+    private long nextFence() {
+        Instant now = clock.instant();
+        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        return lastFence.updateAndGet(last -> Math.max(last + 1, micros));
+    }
+
     @Override
     public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-        return ifHolder(key, token, (e, now) -> new Entry(ClaimState.DONE, "", fingerprint, now + retention.toNanos()));
+        return ifHolder(key, token, (e, now) -> new Entry(ClaimState.DONE, "", fingerprint, now + retention.toNanos(), 0));
     }
 
     @Override
@@ -111,7 +130,7 @@ public final class InMemoryClaimStore implements ClaimStore {
 
     @Override
     public HolderResult extend(String key, String token, Duration lease) {
-        return ifHolder(key, token, (e, now) -> new Entry(e.state, e.token, e.fingerprint, now + lease.toNanos()));
+        return ifHolder(key, token, (e, now) -> new Entry(e.state, e.token, e.fingerprint, now + lease.toNanos(), e.fence));
     }
 
     private interface Change {

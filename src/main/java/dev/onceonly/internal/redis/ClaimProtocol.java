@@ -24,7 +24,8 @@ import java.util.function.UnaryOperator;
  *
  * <h2>Values</h2>
  * <ul>
- *   <li>in progress: {@code P<token>|<fingerprint>} with the lease as TTL;</li>
+ *   <li>in progress: {@code P<token>|<fingerprint>} with the lease as TTL, and {@code |<fence>} after
+ *       it when the claim script took the key (the native claim has no fence);</li>
  *   <li>done: {@code D<fingerprint>} with the retention as TTL, or {@code 1} when there is no
  *       fingerprint (content keys, which are the body's hash already). No timestamp: the TTL already
  *       says when it goes, and every byte costs memory across millions of retained keys; {@code 1}
@@ -67,19 +68,25 @@ final class ClaimProtocol {
     }
 
     /**
-     * What a claim answers, from the value its attempt found.
+     * What a claim answers, from its attempt's reply.
      *
-     * @param found the value the key held (null: the attempt took it)
+     * @param found the value the key held; null when the native claim took it, the fence when the
+     *              claim script did
      * @param token the claim's token
      */
     ClaimResult claimed(Object found, String token) {
-        String value = (String) found;
-        if (value == null) {
-            return ClaimResult.ACQUIRED;
+        if (found == null) {
+            return ClaimResult.ACQUIRED; // the native claim: no fence (see ClaimScripts.CLAIM)
         }
+        if (found instanceof Long fence) {
+            return ClaimResult.acquired(fence);
+        }
+        String value = (String) found;
+        int bar = value.indexOf('|');
         if (value.startsWith(holderPrefix(token))) {
             // Our own claim: a first attempt whose reply was lost (see RedisCalls.call) did take the key.
-            return ClaimResult.ACQUIRED;
+            int fenced = value.indexOf('|', bar + 1);
+            return fenced < 0 ? ClaimResult.ACQUIRED : ClaimResult.acquired(Long.parseLong(value.substring(fenced + 1)));
         }
         if (value.equals(DONE_WITHOUT_FINGERPRINT)) {
             return ClaimResult.done("");
@@ -87,9 +94,9 @@ final class ClaimProtocol {
         if (value.startsWith("D")) {
             return ClaimResult.done(value.substring(1));
         }
-        int bar = value.indexOf('|');
         if (value.startsWith("P") && bar > 0) {
-            return ClaimResult.inProgress(value.substring(bar + 1));
+            int fenced = value.indexOf('|', bar + 1);
+            return ClaimResult.inProgress(fenced < 0 ? value.substring(bar + 1) : value.substring(bar + 1, fenced));
         }
         throw new ClaimStoreException(RedisCalls.STORE, "claim", new IllegalStateException(
                 "key holds a value OnceOnly did not write; is the key prefix shared with another application?"));

@@ -18,20 +18,28 @@ import java.util.HexFormat;
  * ({@code EVAL}, which caches them again) on {@code NOSCRIPT} after a restart, a fail-over or
  * {@code SCRIPT FLUSH}; and a completion's script with {@code WAIT} after it on one connection.
  *
- * <p>Contract: every script takes one key ({@code KEYS[1]}); the holder-checked ones answer
+ * <p>Contract: every script takes one key ({@code KEYS[1]}), so a cluster finds everything it
+ * touches in one slot; the holder-checked ones answer
  * {@code 1} when they changed the key ({@link #isApplied}), else {@code 0}. A script is never
  * loaded with {@code SCRIPT LOAD} (see {@link #evalsha}). Jedis exceptions pass through.
  */
 final class ClaimScripts {
 
     /**
-     * SET NX PX, and on failure the current value in the same call: never GET-then-SET. Exactly what
-     * the native {@code SET NX PX GET} answers (nil: taken; else the value found, unchanged), for
-     * servers that refuse that command.
+     * The claim with its fence: the value found, unchanged, when the key exists (what the native
+     * {@code SET NX PX GET} answers); else the key taken with the fence appended to its value
+     * ({@code ARGV[1]|<fence>}), and the fence as the reply, an integer. The fence is Redis's clock in
+     * microseconds ({@code TIME}), read in the same atomic step as the claim: no holder can take the
+     * key between the two. Both replies tell apart from the native command's (nil: taken). A write
+     * after {@code TIME} needs scripts replicated by their effects, the default since Redis 5.0 (and
+     * the only way since 7.0): a replica gets the {@code SET} with the fence, never the script.
      */
     static final String CLAIM = """
-            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
-            return redis.call('GET', KEYS[1])""";
+            local v = redis.call('GET', KEYS[1])
+            if v then return v end
+            local t = redis.call('TIME')
+            redis.call('SET', KEYS[1], ARGV[1] .. '|' .. t[1] .. string.format('%06d', tonumber(t[2])), 'PX', ARGV[2])
+            return tonumber(t[1]) * 1000000 + tonumber(t[2])""";
     /** Compare-and-set from in progress (held by the token in ARGV[1]) to done. */
     static final String COMPLETE = """
             local v = redis.call('GET', KEYS[1])

@@ -16,7 +16,9 @@ import java.util.Optional;
  * lease GET} (Redis 7.0 and later), the other primitives a Lua script called by SHA ({@code EVALSHA})
  * and loaded again on {@code NOSCRIPT} (after a restart or a fail-over). Where Redis refuses
  * {@code NX} with {@code GET} (before 7.0), or {@link RedisSettings.NativeClaim#OFF} says so, a claim
- * is a script, which gives the same answer.
+ * is a script, which gives the same answer, and a fencing token with an acquired claim: Redis's
+ * clock ({@code TIME}) in microseconds, read in the script's atomic step (the native command cannot,
+ * and gives none). The {@code ClaimStore} contract says how far that fence grows.
  *
  * <p>With {@code waitReplicas > 0} every completion that changed its key is followed by Redis
  * {@code WAIT} on the connection that wrote it, in the same round trip; a completion the replicas

@@ -2,6 +2,7 @@ package dev.onceonly.internal.redis;
 
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.internal.config.ConfigReader;
+import dev.onceonly.internal.config.OnceOnlyProperties;
 
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -112,6 +113,11 @@ public final class RedisConfig {
         }
         RedisSettings.NativeClaim nativeClaim = RedisSettings.NativeClaim.valueOf(
                 config.choice(NATIVE_CLAIM).toUpperCase(Locale.ROOT));
+        if (nativeClaim == RedisSettings.NativeClaim.AUTO && config.bool(OnceOnlyProperties.FENCING)) {
+            // The native SET NX PX GET cannot read Redis's clock: its claims carry no fence.
+            throw config.invalid(NATIVE_CLAIM, "auto", "off with " + OnceOnlyProperties.FENCING.name()
+                    + "=true: only the claim script gives fences");
+        }
         return new RedisSettings(mode, nodes, master, tls, user, password, database, connect, socket, pool, sentinels, trust,
                 waitReplicas, waitTimeout, nativeClaim);
     }

@@ -66,5 +66,6 @@ public final class RedisProperties {
             "`auto`: a claim is one native `SET key value NX PX lease GET` (Redis 7.0 and later); a server "
                     + "that refuses it (before 7.0: a syntax error, nothing written) is noticed on the first claim, "
                     + "logged (`ONCE0110I`), and from then on, until restart, every claim is the Lua script, which "
-                    + "answers the same. `off`: always the script. See `BENCHMARKS.md` for what each costs.", "auto", "off"));
+                    + "answers the same but for the fence: only the script gives one (`IdempotencyContext.fence()`). `off`: always the "
+                    + "script. See `BENCHMARKS.md` for what each costs, and `onceonly.fencing`.", "auto", "off"));
 }

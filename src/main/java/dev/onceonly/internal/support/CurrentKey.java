@@ -1,11 +1,12 @@
 package dev.onceonly.internal.support;
 
 /**
- * The idempotency key of the guarded handler running on this thread, for the handler's own calls
- * to other services ({@code Idempotency-Key}) and for the ids of the messages it sends through the
- * outbox. Set by the engine around the handler only, restored when a nested guarded call ends. This
- * is not how a message reaches the guard (that is the {@code Dispatch}): it only lets a handler's
- * outgoing calls and messages say which message they belong to.
+ * The idempotency key of the guarded handler running on this thread, with its claim's fence, for
+ * the handler's own calls to other services ({@code Idempotency-Key}, {@code Idempotency-Fence}) and
+ * for the ids of the messages it sends through the outbox. Set by the engine around the handler
+ * only, restored when a nested guarded call ends. This is not how a message reaches the guard (that
+ * is the {@code Dispatch}): it only lets a handler's outgoing calls and messages say which message
+ * they belong to, and which holder of it makes them.
  */
 public final class CurrentKey {
 
@@ -18,6 +19,15 @@ public final class CurrentKey {
     public static String get() {
         Run run = RUN.get();
         return run == null ? null : run.key;
+    }
+
+    /**
+     * {@return the fence of the running handler's claim: positive; 0 outside a handler, and for a
+     * handler that holds no claim or whose store gave no fence}
+     */
+    public static long fence() {
+        Run run = RUN.get();
+        return run == null ? 0 : run.fence;
     }
 
     /**
@@ -40,15 +50,16 @@ public final class CurrentKey {
     }
 
     /**
-     * Makes {@code key} current, with a send count of its own starting at 0, until the returned
-     * scope closes.
+     * Makes {@code key} and {@code fence} current, with a send count of its own starting at 0, until
+     * the returned scope closes.
      *
-     * @param key the running handler's key; {@code null} for a handler of several messages (a batch),
-     *            which has none, also when it runs inside another guarded handler
+     * @param key   the running handler's key; {@code null} for a handler of several messages (a batch),
+     *              which has none, also when it runs inside another guarded handler
+     * @param fence its claim's fence; 0 for none
      * @return the scope that restores the previous key and its count
      */
-    public static Scope enter(String key) {
-        Run run = new Run(key, RUN.get());
+    public static Scope enter(String key, long fence) {
+        Run run = new Run(key, fence, RUN.get());
         RUN.set(run);
         return run;
     }
@@ -67,11 +78,13 @@ public final class CurrentKey {
      */
     private static final class Run implements Scope {
         final String key;
+        final long fence;
         final Run previous;
         int sends;
 
-        Run(String key, Run previous) {
+        Run(String key, long fence, Run previous) {
             this.key = key;
+            this.fence = fence;
             this.previous = previous;
         }
 

@@ -38,16 +38,18 @@ public class GuardedBean {
     @Inject
     IdempotencyContext idempotency;
 
-    /** What a handler sends downstream: the key, and the header the JDK client helper sets. */
+    /** What a handler sends downstream: the key and the fence, and the headers the JDK client helper sets. */
     @IdempotentMessage(consumer = "cdi-key")
     public String keyAndHeader(String payload) {
         java.net.http.HttpRequest request = IdempotencyKeyHeader.apply(
                 java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://localhost/ship"))).build();
-        return idempotency.key().orElse("none") + "|" + request.headers().firstValue(IdempotencyContext.HEADER).orElse("none");
+        return idempotency.key().orElse("none") + "|" + request.headers().firstValue(IdempotencyContext.HEADER).orElse("none")
+                + "|" + (idempotency.fence().isPresent() ? idempotency.fence().getAsLong() : "none")
+                + "|" + request.headers().firstValue(IdempotencyContext.FENCE_HEADER).orElse("none");
     }
 
     public String keyOutsideAGuard() {
-        return idempotency.key().orElse("none");
+        return idempotency.key().orElse("none") + "|" + (idempotency.fence().isPresent() ? "fence" : "none");
     }
 
     /** An exception of the application's for a message that can never succeed. */

@@ -304,8 +304,11 @@ class InterceptorWeldTest {
         String digest = new dev.onceonly.internal.engine.KeyDeriver("oo:").derive(
                 dev.onceonly.testing.Settings.defaults("cdi-key", dev.onceonly.api.KeyStrategy.CONTENT),
                 MessageView.of("", "", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), null).digest();
-        assertEquals("oo:cdi-key:" + digest + "|oo:cdi-key:" + digest, bean.keyAndHeader(body));
-        assertEquals("none", bean.keyOutsideAGuard());
+        String[] sent = bean.keyAndHeader(body).split("\\|");
+        assertEquals(List.of("oo:cdi-key:" + digest, "oo:cdi-key:" + digest), List.of(sent[0], sent[1]));
+        assertTrue(Long.parseLong(sent[2]) > 0, "the claim's fence: " + sent[2]);
+        assertEquals(sent[2], sent[3], "sent as Idempotency-Fence");
+        assertEquals("none|none", bean.keyOutsideAGuard());
     }
 
     /** A guarded method the container did not show at deployment, found only at its first call. */

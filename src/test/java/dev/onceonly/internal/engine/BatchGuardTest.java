@@ -246,7 +246,7 @@ class BatchGuardTest {
         List<RecordingDispatch> batch = dispatches("k1", "k2");
         GuardEngine engine = engine(store, ledger);
         List<String> seen = new CopyOnWriteArrayList<>();
-        try (CurrentKey.Scope outer = CurrentKey.enter("oo:outer:key")) {
+        try (CurrentKey.Scope outer = CurrentKey.enter("oo:outer:key", 0)) {
             engine.guardAll(settings, batch, positions -> {
                 seen.add(String.valueOf(CurrentKey.get()));
                 return null;

@@ -40,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Claims taken ahead for buffered deliveries ({@link GuardEngine#claimAhead}): one call to the store
@@ -107,6 +108,25 @@ class ClaimAheadTest {
     }
 
     /** A delivery settled without being guarded (requeued at stop, its channel closed) gives its claim back. */
+    /** A claim taken ahead brings its fence to its handler, as a claim of its own would: above the key's earlier claims'. */
+    @Test
+    void aClaimTakenAheadBringsItsFenceToTheHandler() throws Exception {
+        MessageKey k = key("fenced-behind");
+        long earlier = memory.claim(k.storeKey(), "earlier", k.fingerprint(), Duration.ofSeconds(30)).fence();
+        memory.release(k.storeKey(), "earlier");
+        RecordingDispatch first = delivery("fenced-first");
+        RecordingDispatch behind = delivery("fenced-behind");
+        first.offerBehind(behind);
+        long[] fences = new long[2];
+        Guarded.call(engine, settings, first, null, () -> fences[0] = dev.onceonly.internal.support.CurrentKey.fence());
+        assertNotNull(behind.held(), "claimed ahead with the first");
+        int claimsBefore = store.claims.get();
+        Guarded.call(engine, settings, behind, null, () -> fences[1] = dev.onceonly.internal.support.CurrentKey.fence());
+        assertEquals(claimsBefore, store.claims.get(), "no claim of its own in its turn");
+        assertTrue(fences[0] > 0, "the first's fence " + fences[0]);
+        assertTrue(fences[1] > earlier, "the fence taken ahead " + fences[1] + " above the key's earlier " + earlier);
+    }
+
     @Test
     void aClaimWhoseDeliveryIsSettledUnguardedIsReleased() throws Exception {
         RecordingDispatch first = delivery("first");
@@ -117,8 +137,8 @@ class ClaimAheadTest {
 
         waiting.settle();
 
-        assertEquals(ClaimResult.ACQUIRED, memory.claim(key("never-handed-over").storeKey(), "redelivered-elsewhere", "",
-                Duration.ofSeconds(30)), "a redelivery elsewhere finds the key free, not BUSY until the lease ends");
+        assertEquals(ClaimState.ACQUIRED, memory.claim(key("never-handed-over").storeKey(), "redelivered-elsewhere", "",
+                Duration.ofSeconds(30)).state(), "a redelivery elsewhere finds the key free, not BUSY until the lease ends");
     }
 
     /** The fencing of any claim: one the sweep found lost is not used; the guard claims in the message's turn. */
@@ -131,7 +151,7 @@ class ClaimAheadTest {
         guard(shortLease, first);
         clock.advance(Duration.ofSeconds(1)); // the lease ran out (a pause, a failover)
         MessageKey k = key("lost-meanwhile");
-        assertEquals(ClaimResult.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)));
+        assertEquals(ClaimState.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)).state());
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (store.extendsRefused.get() == 0 && System.nanoTime() < deadline) {
             Thread.sleep(10); // until the sweep tried to renew it and found it taken
@@ -158,7 +178,7 @@ class ClaimAheadTest {
         store.failExtends.set(true);
         clock.advance(Duration.ofSeconds(1)); // no renewal got through for longer than the lease
         MessageKey k = key("unrenewed-meanwhile");
-        assertEquals(ClaimResult.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)));
+        assertEquals(ClaimState.ACQUIRED, memory.claim(k.storeKey(), "another", k.fingerprint(), Duration.ofSeconds(30)).state());
         store.failExtends.set(false);
 
         MessageRefusedException e = assertThrows(MessageRefusedException.class, () -> guard(shortLease, waiting));
@@ -237,7 +257,7 @@ class ClaimAheadTest {
             }
         });
         guard(first);
-        assertEquals(ClaimResult.ACQUIRED, memory.claim(key("plain").storeKey(), "someone", "", Duration.ofSeconds(30)));
+        assertEquals(ClaimState.ACQUIRED, memory.claim(key("plain").storeKey(), "someone", "", Duration.ofSeconds(30)).state());
     }
 
     /** With an @IdempotencyKey argument the keys of the deliveries behind cannot be derived: no batch. */

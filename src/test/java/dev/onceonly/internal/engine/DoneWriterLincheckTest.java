@@ -58,7 +58,7 @@ public class DoneWriterLincheckTest {
         ConsumerSettings settings = Settings.withLedger(Settings.defaults("orders", KeyStrategy.CONTENT), true);
         for (int i = 0; i < CALLS; i++) {
             MessageKey key = new MessageKey("oo:orders:" + i, "digest-" + i, "fingerprint", new byte[0]);
-            calls[i] = new HeldClaim(engine.holders, settings, key, "token-" + i, 0);
+            calls[i] = new HeldClaim(engine.holders, settings, key, "token-" + i, 0, 0);
             engine.finaliser.started();
         }
     }

@@ -57,7 +57,7 @@ class DoneWriterTest {
     private HeldClaim committed(int i) {
         MessageKey key = new MessageKey("oo:orders:" + i, "digest-" + i, "", new byte[0]);
         memory.claim(key.storeKey(), "token-" + i, "", settings.lease());
-        HeldClaim call = new HeldClaim(engine.holders, settings, key, "token-" + i, 0);
+        HeldClaim call = new HeldClaim(engine.holders, settings, key, "token-" + i, 0, 0);
         engine.finaliser.started();
         return call;
     }

@@ -268,7 +268,7 @@ class GuardEngineLedgerTest {
         assertEquals(key.digest(), e.keyDigest());
         assertEquals(0, runs.get());
         assertEquals(List.of(false), transactionEnds);
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()).state(), "claim released");
         assertEquals(List.of(Outcome.CONFLICT), outcomes());
         assertEquals(Layer.LEDGER, listener.outcomes.get(0).layer());
     }
@@ -290,7 +290,7 @@ class GuardEngineLedgerTest {
         assertEquals(1, runs.get());
         assertEquals(key.comparedHashHex(), ledgerRow(key.storeKey()).orElseThrow().bodySha256(), "the first body's row stays");
         assertEquals(Optional.empty(), ledgerRow(business("order-5-changed")));
-        assertEquals(ClaimResult.ACQUIRED, forgetful.claim(key.storeKey(), "later", key.fingerprint(), byOrder.lease()), "claim released");
+        assertEquals(ClaimState.ACQUIRED, forgetful.claim(key.storeKey(), "later", key.fingerprint(), byOrder.lease()).state(), "claim released");
         assertEquals(List.of(Outcome.PROCESSED, Outcome.CONFLICT), outcomes());
         assertEquals(Layer.LEDGER, listener.outcomes.get(1).layer());
     }
@@ -376,7 +376,7 @@ class GuardEngineLedgerTest {
         assertEquals(Outcome.RETRY, e.outcome());
         assertEquals(0, runs.get());
         assertEquals(List.of(false), transactionEnds);
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()).state(), "claim released");
         assertEquals(List.of(Outcome.RETRY), outcomes());
         assertEquals(Layer.LEDGER, listener.outcomes.get(0).layer());
         assertEquals(List.of(LedgerDecision.RETRY), listener.decisions);
@@ -439,7 +439,7 @@ class GuardEngineLedgerTest {
         assertEquals(List.of(event(Outcome.PROCESSED, Layer.NONE, key), event(Outcome.DUPLICATE, Layer.LEDGER, key)),
                 listener.outcomes);
         assertEquals(List.of(), listener.storeErrors, "a suspension is not a store error");
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "probe", key.fingerprint(), settings.lease()),
+        assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "probe", key.fingerprint(), settings.lease()).state(),
                 "nothing was written to the suspended store");
 
         engine.resume();
@@ -486,7 +486,7 @@ class GuardEngineLedgerTest {
         assertEquals(Optional.empty(), ledgerRow(key.storeKey()), "the ledger row did not commit");
         assertEquals(Optional.empty(), ledgerRow(business("order-9")), "nor the business write");
         assertEquals(List.of(Outcome.FAILED), outcomes());
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "probe", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "probe", key.fingerprint(), settings.lease()).state(), "claim released");
         store.release(key.storeKey(), "probe");
 
         assertEquals("ran-2", guard(settings, m, businessWrite("order-9")), "the redelivery runs");
@@ -553,7 +553,7 @@ class GuardEngineLedgerTest {
         assertEquals(1, failing.inserts.get(), "the ledger was asked");
         assertEquals(0, runs.get(), "handler not run");
         assertEquals(List.of(false), transactionEnds, "the transaction rolled back");
-        assertEquals(ClaimResult.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()), "claim released");
+        assertEquals(ClaimState.ACQUIRED, store.claim(key.storeKey(), "later", key.fingerprint(), settings.lease()).state(), "claim released");
         assertEquals(List.of(Outcome.FAILED), outcomes());
         assertEquals(List.of(), listener.decisions, "no decision was taken");
     }
@@ -653,8 +653,13 @@ class GuardEngineLedgerTest {
             Guarded.call(engine, settings, Dispatch.of(first), null, businessWrite("carried-1"));
             assertEquals(ClaimState.IN_PROGRESS, claimState(keyOf(settings, first)), "queued, not written");
 
-            Guarded.call(engine, settings, Dispatch.of(second), null, businessWrite("carried-2"));
+            long[] fence = {0};
+            Guarded.call(engine, settings, Dispatch.of(second), null, () -> {
+                fence[0] = dev.onceonly.internal.support.CurrentKey.fence();
+                return businessWrite("carried-2").call();
+            });
             assertEquals(ClaimState.DONE, claimState(keyOf(settings, first)), "written with the second message's claim");
+            assertTrue(fence[0] > 0, "the claim that carried the mark brought the store's fence to its handler: " + fence[0]);
             assertNull(Guarded.call(engine, settings, Dispatch.of(second), null, businessWrite("carried-2-again")),
                     "the copy's claim carried its original's mark ahead of itself");
 

@@ -105,6 +105,23 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
         assertEquals(ClaimResult.done("fp"), store.claim(done, "t3", "fp", LEASE));
     }
 
+    /**
+     * A release leaves the key's row, expired, with its fence: the next claim's fence grows from it,
+     * also on an instance whose clock is behind (a deleted row would leave only that clock).
+     */
+    @Test
+    void aReleasedRowKeepsItsFenceForTheNextClaimOnAClockBehind() {
+        String key = prefix + "behind";
+        long first = store.claim(key, "t1", "fp", LEASE).fence();
+        assertEquals(HolderResult.APPLIED, store.release(key, "t1"));
+        clock.advance(Duration.ofSeconds(-5));
+        try {
+            assertEquals(first + 1, store.claim(key, "t2", "fp", LEASE).fence());
+        } finally {
+            clock.advance(Duration.ofSeconds(5));
+        }
+    }
+
     /** A datasource that cannot answer makes every primitive throw, never guess; readiness says why. */
     @Test
     void anUnreachableDatabaseThrowsAndReadinessSaysSo() {

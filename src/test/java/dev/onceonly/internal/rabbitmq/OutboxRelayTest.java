@@ -145,7 +145,7 @@ class OutboxRelayTest {
     /** Sends {@code count} messages as the guarded handler of {@code key} would, in one transaction. */
     private List<String> sendInHandler(JtaOutbox outbox, String key, int count, String routingKey) throws Exception {
         return jta.inTransaction(() -> {
-            try (CurrentKey.Scope scope = CurrentKey.enter(key)) {
+            try (CurrentKey.Scope scope = CurrentKey.enter(key, 0)) {
                 List<String> ids = new ArrayList<>();
                 for (int n = 1; n <= count; n++) {
                     ids.add(outbox.send(OutboxMessage.text(exchange, routingKey, key + " #" + n)));
@@ -206,7 +206,7 @@ class OutboxRelayTest {
         OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 5);
         JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         assertThrows(IllegalStateException.class, () -> jta.inTransaction(() -> {
-            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:thrown")) {
+            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:thrown", 0)) {
                 outbox.send(OutboxMessage.text(exchange, "reserved", "never"));
                 throw new IllegalStateException("the handler failed after sending");
             }
@@ -330,7 +330,7 @@ class OutboxRelayTest {
         OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 3);
         JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         jta.inTransaction(() -> {
-            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:parked")) {
+            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:parked", 0)) {
                 outbox.send(OutboxMessage.text(exchange, "nobody-listens", "lost?"));
                 return outbox.send(OutboxMessage.text(exchange, "reserved", "after"));
             }
@@ -359,7 +359,7 @@ class OutboxRelayTest {
         OutboxRelay relay = relay(5672, Duration.ofMillis(100), Duration.ZERO, 2);
         JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
         jta.inTransaction(() -> {
-            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:nowhere")) {
+            try (CurrentKey.Scope scope = CurrentKey.enter("inventory:nowhere", 0)) {
                 return outbox.send(OutboxMessage.text(exchange + ".missing", "reserved", "nowhere"));
             }
         });

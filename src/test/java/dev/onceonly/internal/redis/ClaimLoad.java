@@ -1,6 +1,7 @@
 package dev.onceonly.internal.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 
@@ -80,7 +81,7 @@ final class ClaimLoad implements AutoCloseable {
             String key = prefix + sequence.incrementAndGet();
             String token = Long.toHexString(random.nextLong());
             if (op(() -> {
-                if (store.claim(key, token, "fp", LEASE) != ClaimResult.ACQUIRED) {
+                if (store.claim(key, token, "fp", LEASE).state() != ClaimState.ACQUIRED) {
                     unexpected.incrementAndGet();
                     return false;
                 }
@@ -103,7 +104,7 @@ final class ClaimLoad implements AutoCloseable {
                 String earlier = completedOrder.get(random.nextInt(n));
                 op(() -> {
                     ClaimResult r = store.claim(earlier, "dup" + random.nextLong(), "fp", LEASE);
-                    if (r == ClaimResult.ACQUIRED) {
+                    if (r.state() == ClaimState.ACQUIRED) {
                         // The completion was lost (the replication window): this copy would run again.
                         duplicatesAdmitted.incrementAndGet();
                     } else if (r.equals(ClaimResult.inProgress("fp"))) {

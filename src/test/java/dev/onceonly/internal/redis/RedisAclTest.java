@@ -1,6 +1,7 @@
 package dev.onceonly.internal.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.PrivateRedis;
@@ -32,10 +33,10 @@ class RedisAclTest {
             RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, List.of("127.0.0.1:" + server.port()), "", false,
                     "onceonly", "pw-of-onceonly", 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 2);
             try (RedisClaimStore store = RedisClaimStore.connect(settings)) {
-                assertEquals(ClaimResult.ACQUIRED, store.claim("oo:acl:1", "t1", "fp", Duration.ofSeconds(30)));
+                assertEquals(ClaimState.ACQUIRED, store.claim("oo:acl:1", "t1", "fp", Duration.ofSeconds(30)).state());
                 assertEquals(HolderResult.APPLIED, store.extend("oo:acl:1", "t1", Duration.ofSeconds(30)));
                 assertEquals(HolderResult.APPLIED, store.complete("oo:acl:1", "t1", "fp", Duration.ofHours(1)));
-                assertEquals(ClaimResult.ACQUIRED, store.claim("oo:acl:2", "t1", "fp", Duration.ofSeconds(30)));
+                assertEquals(ClaimState.ACQUIRED, store.claim("oo:acl:2", "t1", "fp", Duration.ofSeconds(30)).state());
                 assertEquals(HolderResult.APPLIED, store.release("oo:acl:2", "t1"));
                 admin.scriptFlush();
                 assertEquals(ClaimResult.done("fp"), store.claim("oo:acl:1", "t2", "fp", Duration.ofSeconds(30)), "scripts reloaded");

@@ -1,6 +1,8 @@
 package dev.onceonly.internal.redis;
 
+import dev.onceonly.contract.Fences;
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.RespProxy;
@@ -36,6 +38,12 @@ class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
         beforeSeven.close();
     }
 
+    /** Claims go by script after the first: fences. */
+    @Override
+    protected boolean givesFences() {
+        return true;
+    }
+
     @Override
     protected RedisClaimStore newStore() {
         return new RedisClaimStore(RedisClient.create(new HostAndPort("127.0.0.1", beforeSeven.port())));
@@ -46,9 +54,9 @@ class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
         int refusedBefore = beforeSeven.refused();
         try (LogCapture log = new LogCapture()) {
             String key = prefix + "fallback";
-            assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t1", "fp", LEASE), "the refused claim is taken by the script");
+            assertEquals(ClaimState.ACQUIRED, store.claim(key, "t1", "fp", LEASE).state(), "the refused claim is taken by the script");
             assertEquals(ClaimResult.inProgress("fp"), store.claim(key, "t2", "fp", LEASE));
-            assertEquals(ClaimResult.ACQUIRED, store.claim(prefix + "fallback2", "t1", "fp", LEASE));
+            assertEquals(ClaimState.ACQUIRED, store.claim(prefix + "fallback2", "t1", "fp", LEASE).state());
             assertEquals(1, beforeSeven.refused() - refusedBefore, "asked natively once, then never again");
             assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0110I")).count(), log.lines().toString());
         }
@@ -68,12 +76,12 @@ class RedisClaimStoreBeforeSevenTest extends RedisClaimStoreTest {
                     new BatchClaimStore.ClaimRequest(prefix + "b1", "t3", "fp3", LEASE),
                     new BatchClaimStore.ClaimRequest(prefix + "b3", "t4", "fp4", LEASE));
             assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.ACQUIRED, ClaimResult.inProgress("fp1"), ClaimResult.ACQUIRED),
-                    store.claimAll(first));
+                    Fences.unfenced(store.claimAll(first)));
             assertEquals(2, beforeSeven.refused() - refusedBefore,
                     "the first round's two claims, then none: the repeated key's round goes by script");
-            assertEquals(List.of(ClaimResult.inProgress("fp2"), ClaimResult.ACQUIRED), store.claimAll(List.of(
+            assertEquals(List.of(ClaimResult.inProgress("fp2"), ClaimResult.ACQUIRED), Fences.unfenced(store.claimAll(List.of(
                     new BatchClaimStore.ClaimRequest(prefix + "b2", "t5", "fp5", LEASE),
-                    new BatchClaimStore.ClaimRequest(prefix + "b4", "t6", "fp6", LEASE))));
+                    new BatchClaimStore.ClaimRequest(prefix + "b4", "t6", "fp6", LEASE)))));
             assertEquals(2, beforeSeven.refused() - refusedBefore, "later batches by script at once");
             assertEquals(1, log.lines().stream().filter(l -> l.startsWith("ONCE0110I")).count(), log.lines().toString());
         }

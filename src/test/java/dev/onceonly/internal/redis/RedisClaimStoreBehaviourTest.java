@@ -1,7 +1,9 @@
 package dev.onceonly.internal.redis;
 
 import dev.onceonly.spi.BatchClaimStore;
+import dev.onceonly.contract.Fences;
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.BatchClaimStore.ClaimRequest;
 import dev.onceonly.spi.BatchClaimStore.CompleteRequest;
 import dev.onceonly.spi.ClaimStoreException;
@@ -49,7 +51,7 @@ class RedisClaimStoreBehaviourTest {
     void scriptsAreReloadedAfterTheServerForgotThem() {
         store.claim(prefix + "a", "t1", "fp", Duration.ofSeconds(5));
         admin.scriptFlush();
-        assertEquals(ClaimResult.ACQUIRED, store.claim(prefix + "b", "t1", "fp", Duration.ofSeconds(5)));
+        assertEquals(ClaimState.ACQUIRED, store.claim(prefix + "b", "t1", "fp", Duration.ofSeconds(5)).state());
         admin.scriptFlush();
         assertEquals(HolderResult.APPLIED, store.complete(prefix + "b", "t1", "fp", Duration.ofSeconds(5)));
     }
@@ -110,14 +112,15 @@ class RedisClaimStoreBehaviourTest {
      * and lease in Redis. Told apart by Redis's own counts on a Redis of the test's own.
      */
     @Test
-    void aClaimIsANativeSetUnlessSwitchedOffAndBothWriteTheSame() throws Exception {
+    void aClaimIsANativeSetUnlessSwitchedOffAndTheScriptWritesTheSameWithItsFence() throws Exception {
         try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
              RedisClaimStore nativeStore = new RedisClaimStore(own.client());
              RedisClaimStore scriptStore = new RedisClaimStore(own.client(), RedisSettings.NativeClaim.OFF)) {
             Map<String, Long> before = calls(ownAdmin);
-            assertEquals(ClaimResult.ACQUIRED, nativeStore.claim("native", "t1", "fp", Duration.ofSeconds(30)));
+            assertEquals(ClaimState.ACQUIRED, nativeStore.claim("native", "t1", "fp", Duration.ofSeconds(30)).state());
             Map<String, Long> afterNative = calls(ownAdmin);
-            assertEquals(ClaimResult.ACQUIRED, scriptStore.claim("script", "t1", "fp", Duration.ofSeconds(30)));
+            ClaimResult scripted = scriptStore.claim("script", "t1", "fp", Duration.ofSeconds(30));
+            assertEquals(ClaimState.ACQUIRED, scripted.state());
             Map<String, Long> afterScript = calls(ownAdmin);
 
             assertEquals(1, delta(before, afterNative, "set"), "native claim: one SET");
@@ -126,7 +129,11 @@ class RedisClaimStoreBehaviourTest {
             assertTrue(delta(afterNative, afterScript, "evalsha") + delta(afterNative, afterScript, "eval") > 0, "script claim");
 
             assertEquals("Pt1|fp", ownAdmin.get("native"));
-            assertEquals(ownAdmin.get("native"), ownAdmin.get("script"));
+            assertEquals("Pt1|fp|" + scripted.fence(), ownAdmin.get("script"), "the same, and the script's fence after it");
+            // Redis runs on this machine: its clock is this one.
+            long nowMicros = System.currentTimeMillis() * 1_000;
+            assertTrue(Math.abs(scripted.fence() - nowMicros) < 5_000_000,
+                    "the fence is Redis's clock in microseconds: " + scripted.fence() + ", now " + nowMicros);
             for (String key : new String[] {"native", "script"}) {
                 long ttl = ownAdmin.pttl(key);
                 assertTrue(ttl > 29_000 && ttl <= 30_000, key + " lease " + ttl);
@@ -159,10 +166,10 @@ class RedisClaimStoreBehaviourTest {
     void connectionsRedisClosedAreReplacedWithoutFailingTheCall() throws Exception {
         try (PrivateRedis own = new PrivateRedis(); RedisClient ownAdmin = own.client();
              RedisClaimStore ownStore = new RedisClaimStore(own.client())) {
-            assertEquals(ClaimResult.ACQUIRED, ownStore.claim("k1", "t1", "fp", Duration.ofSeconds(5)));
+            assertEquals(ClaimState.ACQUIRED, ownStore.claim("k1", "t1", "fp", Duration.ofSeconds(5)).state());
             Object killed = ownAdmin.sendCommand(redis.clients.jedis.Protocol.Command.CLIENT, "KILL", "TYPE", "normal", "SKIPME", "yes");
             assertEquals(1L, killed, "the store's pooled connection was closed by Redis");
-            assertEquals(ClaimResult.ACQUIRED, ownStore.claim("k2", "t1", "fp", Duration.ofSeconds(5)));
+            assertEquals(ClaimState.ACQUIRED, ownStore.claim("k2", "t1", "fp", Duration.ofSeconds(5)).state());
             assertEquals(HolderResult.APPLIED, ownStore.complete("k2", "t1", "fp", Duration.ofSeconds(5)));
         }
     }
@@ -228,7 +235,7 @@ class RedisClaimStoreBehaviourTest {
                     } catch (ClaimStoreException stillQuiet) {
                         return null;
                     }
-                }, r -> dev.onceonly.spi.ClaimResult.ACQUIRED.equals(r));
+                }, r -> r != null && r.state() == ClaimState.ACQUIRED);
             }
         }
     }
@@ -252,13 +259,13 @@ class RedisClaimStoreBehaviourTest {
                 store.claim(prefix + "warm2", "t0", "fp", Duration.ofSeconds(30));
                 store.release(prefix + "warm2", "t0");
                 String done = prefix + "lost-reply-done";
-                assertEquals(dev.onceonly.spi.ClaimResult.ACQUIRED, store.claim(done, "t1", "fp", Duration.ofSeconds(30)));
+                assertEquals(ClaimState.ACQUIRED, store.claim(done, "t1", "fp", Duration.ofSeconds(30)).state());
                 proxy.dropNextReply();
                 assertEquals(dev.onceonly.spi.HolderResult.APPLIED, store.complete(done, "t1", "fp", Duration.ofHours(1)));
                 assertEquals(dev.onceonly.spi.ClaimResult.done("fp"), store.claim(done, "t2", "fp", Duration.ofSeconds(30)));
 
                 String released = prefix + "lost-reply-released";
-                assertEquals(dev.onceonly.spi.ClaimResult.ACQUIRED, store.claim(released, "t1", "fp", Duration.ofSeconds(30)));
+                assertEquals(ClaimState.ACQUIRED, store.claim(released, "t1", "fp", Duration.ofSeconds(30)).state());
                 proxy.dropNextReply();
                 assertEquals(dev.onceonly.spi.HolderResult.APPLIED, store.release(released, "t1"));
 
@@ -266,6 +273,30 @@ class RedisClaimStoreBehaviourTest {
                 String other = prefix + "lost-reply-other";
                 store.claim(other, "t9", "fp", Duration.ofSeconds(30));
                 assertEquals(dev.onceonly.spi.HolderResult.NOT_HOLDER, store.complete(other, "t1", "fp", Duration.ofHours(1)));
+            }
+        }
+    }
+
+    /**
+     * A claim by script whose reply was lost with its connection, after Redis took the key: the retry
+     * finds the key held by its own token and answers the fence the first attempt wrote, not none
+     * (the handler would then run without its fence) and not a new one.
+     */
+    @Test
+    void aScriptClaimWhoseReplyWasLostAnswersTheFenceItGot() throws Exception {
+        try (dev.onceonly.testing.PrivateRedis server = new dev.onceonly.testing.PrivateRedis();
+             dev.onceonly.testing.TcpProxy proxy = new dev.onceonly.testing.TcpProxy(server.port());
+             RedisClient ownAdmin = server.client()) {
+            RedisSettings settings = new RedisSettings(RedisSettings.Mode.STANDALONE, List.of("127.0.0.1:" + proxy.port()),
+                    "", false, null, null, 0, Duration.ofSeconds(2), Duration.ofSeconds(2), 4);
+            try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(settings), RedisSettings.NativeClaim.OFF)) {
+                store.claim(prefix + "warm", "t0", "fp", Duration.ofSeconds(30)); // the script loaded: the lost reply is the claim's
+                String key = prefix + "lost-claim";
+                proxy.dropNextReply();
+                ClaimResult r = store.claim(key, "t1", "fp", Duration.ofSeconds(30));
+                assertEquals(ClaimState.ACQUIRED, r.state());
+                assertTrue(r.fence() > 0, "the fence " + r.fence());
+                assertEquals("Pt1|fp|" + r.fence(), ownAdmin.get(key), "the first attempt's claim, with the fence answered");
             }
         }
     }
@@ -300,7 +331,7 @@ class RedisClaimStoreBehaviourTest {
             }
             before = wire.commands();
             int roundTrips = wire.roundTrips();
-            assertEquals(java.util.Collections.nCopies(16, ClaimResult.ACQUIRED), waiting.claimAll(claims));
+            assertEquals(java.util.Collections.nCopies(16, ClaimResult.ACQUIRED), Fences.unfenced(waiting.claimAll(claims)));
             assertEquals(16, wire.commands() - before, "claimAll of 16: one SET each");
             assertEquals(1, wire.roundTrips() - roundTrips, "claimAll of 16: one round trip");
 
@@ -347,7 +378,7 @@ class RedisClaimStoreBehaviourTest {
                     List.of(new ClaimRequest("c", "t3", "fp3", Duration.ofSeconds(30)),
                             new ClaimRequest("d", "t4", "fp4", Duration.ofSeconds(30))));
             assertEquals(List.of(HolderResult.APPLIED, HolderResult.NOT_HOLDER), answers.completions());
-            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.ACQUIRED), answers.claims());
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.ACQUIRED), Fences.unfenced(answers.claims()));
             assertEquals(4, wire.commands() - before, "two scripts and two SETs");
             assertEquals(1, wire.roundTrips() - roundTrips, "in one round trip");
 
@@ -363,7 +394,7 @@ class RedisClaimStoreBehaviourTest {
             answers = waiting.completeThenClaim(List.of(new CompleteRequest("e", "t6", "fp6", Duration.ofSeconds(60))),
                     List.of(new ClaimRequest("f", "t7", "fp7", Duration.ofSeconds(30))));
             assertEquals(List.of(HolderResult.APPLIED), answers.completions());
-            assertEquals(List.of(ClaimResult.ACQUIRED), answers.claims());
+            assertEquals(List.of(ClaimResult.ACQUIRED), Fences.unfenced(answers.claims()));
             assertEquals(2, wire.roundTrips() - roundTrips, "with WAIT: completeAll, then claimAll");
             assertEquals("Dfp1", own.client().get("a"));
         }
@@ -383,7 +414,7 @@ class RedisClaimStoreBehaviourTest {
                     new ClaimRequest("a", "t1", "fp1", Duration.ofSeconds(30)),
                     new ClaimRequest("taken", "t2", "fp2", Duration.ofSeconds(30)),
                     new ClaimRequest("b", "t3", "fp3", Duration.ofSeconds(30))));
-            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them"), ClaimResult.ACQUIRED), claimed);
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them"), ClaimResult.ACQUIRED), Fences.unfenced(claimed));
 
             ownAdmin.scriptFlush();
             List<HolderResult> completed = scriptStore.completeAll(List.of(
@@ -402,9 +433,9 @@ class RedisClaimStoreBehaviourTest {
                     List.of(new ClaimRequest("d", "t5", "fp5", Duration.ofSeconds(30)),
                             new ClaimRequest("taken", "t5", "fp5", Duration.ofSeconds(30))));
             assertEquals(List.of(HolderResult.APPLIED), answers.completions());
-            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them")), answers.claims());
+            assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them")), Fences.unfenced(answers.claims()));
             assertEquals("Dfp4", ownAdmin.get("c"));
-            assertEquals("Pt5|fp5", ownAdmin.get("d"));
+            assertEquals("Pt5|fp5|" + answers.claims().get(0).fence(), ownAdmin.get("d"), "the claim script's value, with its fence");
         }
     }
 
@@ -452,7 +483,7 @@ class RedisClaimStoreBehaviourTest {
                         List.of(new ClaimRequest("d", "t4", "fp4", Duration.ofSeconds(30)),
                                 new ClaimRequest("other", "t4", "fp4", Duration.ofSeconds(30))));
                 assertEquals(List.of(HolderResult.APPLIED), answers.completions(), "found done with its own value");
-                assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them")), answers.claims());
+                assertEquals(List.of(ClaimResult.ACQUIRED, ClaimResult.inProgress("fp-them")), Fences.unfenced(answers.claims()));
                 assertEquals("Dfp3", ownAdmin.get("c"));
                 assertEquals("Pt4|fp4", ownAdmin.get("d"));
             }

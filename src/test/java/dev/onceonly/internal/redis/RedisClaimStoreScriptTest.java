@@ -8,6 +8,12 @@ import dev.onceonly.testing.TestRedis;
  */
 class RedisClaimStoreScriptTest extends RedisClaimStoreTest {
 
+    /** The claim script gives fences. */
+    @Override
+    protected boolean givesFences() {
+        return true;
+    }
+
     @Override
     protected RedisClaimStore newStore() {
         return new RedisClaimStore(TestRedis.client(), RedisSettings.NativeClaim.OFF);

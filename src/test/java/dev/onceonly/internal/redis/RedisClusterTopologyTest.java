@@ -1,7 +1,9 @@
 package dev.onceonly.internal.redis;
 
 import dev.onceonly.spi.BatchClaimStore;
+import dev.onceonly.contract.Fences;
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Eventually;
@@ -156,7 +158,7 @@ class RedisClusterTopologyTest {
                             int slot, String asked, String moved) {
         {
             // A new key of a migrating slot is created on the target (ASK).
-            assertEquals(ClaimResult.ACQUIRED, plain.claim(asked, "t", "fp", ClaimLoad.LEASE));
+            assertEquals(ClaimState.ACQUIRED, plain.claim(asked, "t", "fp", ClaimLoad.LEASE).state());
             assertThrows(redis.clients.jedis.exceptions.JedisAskDataException.class, () -> src.get(asked),
                     "the key is not on the source");
             ReplicaWait.Completion afterAsk = waiting.completeReplicated(asked, "t", "fp", ClaimLoad.RETENTION);
@@ -171,7 +173,7 @@ class RedisClusterTopologyTest {
                     j.clusterSetSlotNode(slot, dst.clusterMyId());
                 }
             }
-            assertEquals(ClaimResult.ACQUIRED, plain.claim(moved, "t", "fp", ClaimLoad.LEASE));
+            assertEquals(ClaimState.ACQUIRED, plain.claim(moved, "t", "fp", ClaimLoad.LEASE).state());
             ReplicaWait.Completion afterMoved = waiting.completeReplicated(moved, "t", "fp", ClaimLoad.RETENTION);
             assertEquals(HolderResult.APPLIED, afterMoved.result());
             assertTrue(afterMoved.confirmed(), "WAIT ran on the new owner, after the write: " + afterMoved);
@@ -189,7 +191,7 @@ class RedisClusterTopologyTest {
         try (RedisClaimStore store = RedisClaimStore.connect(settings())) {
             for (int i = 0; i < 300; i++) {
                 String key = prefix + i;
-                assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t", "fp", ClaimLoad.LEASE));
+                assertEquals(ClaimState.ACQUIRED, store.claim(key, "t", "fp", ClaimLoad.LEASE).state());
                 assertEquals(HolderResult.APPLIED, store.complete(key, "t", "fp", ClaimLoad.RETENTION));
                 int owner = owners[slot(key)];
                 try (Jedis direct = cluster.node(owner).client()) {
@@ -205,7 +207,7 @@ class RedisClusterTopologyTest {
                 claims.add(new BatchClaimStore.ClaimRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.LEASE));
                 completions.add(new BatchClaimStore.CompleteRequest(prefix + "batch:" + i, "t" + i, "fp" + i, ClaimLoad.RETENTION));
             }
-            assertEquals(java.util.Collections.nCopies(60, ClaimResult.ACQUIRED), store.claimAll(claims));
+            assertEquals(java.util.Collections.nCopies(60, ClaimResult.ACQUIRED), Fences.unfenced(store.claimAll(claims)));
             assertEquals(java.util.Collections.nCopies(60, HolderResult.APPLIED), store.completeAll(completions));
             for (int i = 0; i < 60; i++) {
                 String key = prefix + "batch:" + i;
@@ -240,7 +242,7 @@ class RedisClusterTopologyTest {
                 int onFlushed = 0;
                 for (int i = 0; i < 60; i++) {
                     String key = prefix + (store == plain ? "plain:" : "wait:") + i;
-                    assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t", "fp", ClaimLoad.LEASE));
+                    assertEquals(ClaimState.ACQUIRED, store.claim(key, "t", "fp", ClaimLoad.LEASE).state());
                     ReplicaWait.Completion c = store.completeReplicated(key, "t", "fp", ClaimLoad.RETENTION);
                     assertEquals(HolderResult.APPLIED, c.result());
                     // WAIT answered (a count, not -1) after the reload too; whether the replica made it

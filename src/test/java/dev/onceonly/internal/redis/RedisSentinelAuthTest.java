@@ -1,6 +1,6 @@
 package dev.onceonly.internal.redis;
 
-import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.testing.PrivateRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -76,7 +76,7 @@ class RedisSentinelAuthTest {
     void theStoreAuthenticatesToTheSentinels() {
         try (RedisClaimStore store = new RedisClaimStore(RedisConnection.client(
                 settings(new RedisSettings.SentinelAuth(null, SENTINEL_PASSWORD, false))))) {
-            assertEquals(ClaimResult.ACQUIRED, store.claim("oo:sentinel:" + UUID.randomUUID(), "t1", "fp", Duration.ofSeconds(5)));
+            assertEquals(ClaimState.ACQUIRED, store.claim("oo:sentinel:" + UUID.randomUUID(), "t1", "fp", Duration.ofSeconds(5)).state());
         }
     }
 

@@ -1,7 +1,9 @@
 package dev.onceonly.internal.redis;
 
 import dev.onceonly.spi.BatchClaimStore;
+import dev.onceonly.contract.Fences;
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.testing.Eventually;
 import dev.onceonly.testing.LogCapture;
@@ -71,7 +73,7 @@ class RedisSentinelFailoverTest {
         int master = group.sentinelMasterPort();
         String key = "oo:sentinel:" + UUID.randomUUID();
         try (RedisClaimStore store = RedisClaimStore.connect(settings())) {
-            assertEquals(ClaimResult.ACQUIRED, store.claim(key, "t1", "fp", ClaimLoad.LEASE));
+            assertEquals(ClaimState.ACQUIRED, store.claim(key, "t1", "fp", ClaimLoad.LEASE).state());
             assertEquals(HolderResult.APPLIED, store.complete(key, "t1", "fp", ClaimLoad.RETENTION));
             assertEquals(ClaimResult.done("fp"), store.claim(key, "t2", "fp", ClaimLoad.LEASE));
         }
@@ -145,7 +147,7 @@ class RedisSentinelFailoverTest {
                 claims.add(new BatchClaimStore.ClaimRequest(key, "t", "fp", ClaimLoad.LEASE));
                 completions.add(new BatchClaimStore.CompleteRequest(key, "t", "fp", ClaimLoad.RETENTION));
             }
-            assertEquals(java.util.Collections.nCopies(8, ClaimResult.ACQUIRED), store.claimAll(claims));
+            assertEquals(java.util.Collections.nCopies(8, ClaimResult.ACQUIRED), Fences.unfenced(store.claimAll(claims)));
             assertEquals(java.util.Collections.nCopies(8, HolderResult.APPLIED), store.completeAll(completions));
             assertEquals(0, store.unconfirmedCompletions(), "the batch's WAIT confirmed its completions");
 

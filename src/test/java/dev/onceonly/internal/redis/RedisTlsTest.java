@@ -1,6 +1,7 @@
 package dev.onceonly.internal.redis;
 
 import dev.onceonly.spi.ClaimResult;
+import dev.onceonly.spi.ClaimState;
 import dev.onceonly.spi.ClaimStoreException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,14 +77,14 @@ class RedisTlsTest {
 
     @Test
     void aServerOfTheTrustedCaNamedAsConnectedIsAccepted() {
-        assertEquals(ClaimResult.ACQUIRED, claimThrough(settings("localhost", goodPort, true)));
+        assertEquals(ClaimState.ACQUIRED, claimThrough(settings("localhost", goodPort, true)).state());
     }
 
     @Test
     void aCertificateThatDoesNotNameTheHostIsRefused() {
         // The certificate names localhost, not 127.0.0.1.
         assertThrows(ClaimStoreException.class, () -> claimThrough(settings("127.0.0.1", goodPort, true)));
-        assertEquals(ClaimResult.ACQUIRED, claimThrough(settings("127.0.0.1", goodPort, false)), "only the name was wrong");
+        assertEquals(ClaimState.ACQUIRED, claimThrough(settings("127.0.0.1", goodPort, false)).state(), "only the name was wrong");
     }
 
     @Test

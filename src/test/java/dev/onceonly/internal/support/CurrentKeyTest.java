@@ -10,9 +10,9 @@ class CurrentKeyTest {
 
     @Test
     void aRunCountsItsSendsANestedRunCountsItsOwnAndTheOuterGoesOnAfterIt() {
-        try (CurrentKey.Scope outer = CurrentKey.enter("orders:a")) {
+        try (CurrentKey.Scope outer = CurrentKey.enter("orders:a", 0)) {
             assertEquals(1, CurrentKey.nextSendNumber());
-            try (CurrentKey.Scope nested = CurrentKey.enter("audit:b")) {
+            try (CurrentKey.Scope nested = CurrentKey.enter("audit:b", 0)) {
                 assertEquals("audit:b", CurrentKey.get());
                 assertEquals(1, CurrentKey.nextSendNumber());
                 assertEquals(2, CurrentKey.nextSendNumber());
@@ -25,11 +25,11 @@ class CurrentKeyTest {
 
     @Test
     void aNewRunOfTheSameKeyCountsFromOneAgain() {
-        try (CurrentKey.Scope first = CurrentKey.enter("orders:c")) {
+        try (CurrentKey.Scope first = CurrentKey.enter("orders:c", 0)) {
             CurrentKey.nextSendNumber();
             CurrentKey.nextSendNumber();
         }
-        try (CurrentKey.Scope again = CurrentKey.enter("orders:c")) {
+        try (CurrentKey.Scope again = CurrentKey.enter("orders:c", 0)) {
             assertEquals(1, CurrentKey.nextSendNumber());
         }
     }

@@ -79,7 +79,7 @@ abstract class JtaOutboxTestBase {
     <T> T handlerRun(String key, ThrowingSupplier<T> work) throws Exception {
         return jta.inTransaction(() -> {
             boundLockWait();
-            try (CurrentKey.Scope run = CurrentKey.enter(key)) {
+            try (CurrentKey.Scope run = CurrentKey.enter(key, 0)) {
                 return work.get();
             }
         });
@@ -169,7 +169,7 @@ abstract class JtaOutboxTestBase {
             List<String> sent = new ArrayList<>();
             sent.add(outbox.send(message("outer 1")));
             sent.addAll(requiresNew(() -> {
-                try (CurrentKey.Scope nested = CurrentKey.enter("audit:k3")) {
+                try (CurrentKey.Scope nested = CurrentKey.enter("audit:k3", 0)) {
                     return List.of(outbox.send(message("nested 1")), outbox.send(message("nested 2")));
                 }
             }));
