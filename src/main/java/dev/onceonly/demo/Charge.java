@@ -31,6 +31,14 @@ public class Charge {
         // for JPA
     }
 
+    public String id() {
+        return id;
+    }
+
+    public Instant chargedAt() {
+        return chargedAt;
+    }
+
     public Charge(String paymentId, long amount, Instant chargedAt) {
         this.id = UUID.randomUUID().toString();
         this.paymentId = paymentId;

@@ -4,6 +4,7 @@ import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Outbox;
 import dev.onceonly.api.OutboxMessage;
+import dev.onceonly.api.Replayable;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -22,7 +23,9 @@ import static dev.onceonly.demo.DemoJson.JSON;
 /**
  * Charges a payment: writes a {@link Charge} row, the kind of effect a customer must never see
  * twice. Guarded by the payment id inside the JSON body; with {@code onceonly.consumers.payments.ledger=true}
- * (the demo's default) the guard's ledger row is written in the same transaction as the charge.
+ * (the demo's default) the guard's ledger row is written in the same transaction as the charge, and
+ * so is the {@link Receipt} it returns: a {@link Replayable} result is kept by the guard, and a
+ * duplicate of the payment gets the first call's receipt back, marked as replayed.
  *
  * <p>Two flags show what happens when the transaction does not commit: {@code "fail": true} makes
  * the payment provider fail after the charge was written (the method throws), {@code "veto": true}
@@ -49,13 +52,17 @@ public class PaymentService {
     @ConfigProperty(name = "demo.exchange", defaultValue = "orders")
     String exchange;
 
-    /** @return the number of times this payment was charged, or {@code null} when skipped as a duplicate */
+    /**
+     * @return the receipt: this call's, or for a duplicate the first call's ({@link Replayable#replayed()});
+     *         {@code null} for a duplicate whose receipt is not kept (any more)
+     */
     @IdempotentMessage(consumer = "payments", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/paymentId")
     @Transactional
-    public Integer charge(String json) {
+    public Replayable<Receipt> charge(String json) {
         JsonObject payment = JSON.createReader(new StringReader(json)).readObject();
         String paymentId = payment.getString("paymentId");
-        em.persist(new Charge(paymentId, payment.getInt("amount", 0), Instant.now()));
+        Charge charge = new Charge(paymentId, payment.getInt("amount", 0), Instant.now());
+        em.persist(charge);
         // Written now, so that the database's answer (a lock, a constraint) comes before the provider call.
         em.flush();
         for (int n = 1; n <= payment.getInt("notify", 0); n++) {
@@ -70,7 +77,7 @@ public class PaymentService {
         if (payment.getBoolean("veto", false)) {
             transaction.setRollbackOnly();
         }
-        return charges;
+        return Replayable.of(new Receipt(paymentId, charge.id(), payment.getInt("amount", 0), charges, charge.chargedAt()));
     }
 
     public int chargesOf(String paymentId) {

@@ -7,10 +7,17 @@ CREATE TABLE IF NOT EXISTS onceonly_processed_message (
     consumer     VARCHAR(100) NOT NULL,
     body_sha256  VARCHAR(64)  NOT NULL,
     processed_at DATETIME(6)  NOT NULL,
+    result_json  MEDIUMTEXT CHARACTER SET utf8mb4,
+    result_until BIGINT,
     PRIMARY KEY (msg_id),
     -- The purge deletes by time, oldest first.
     INDEX onceonly_processed_message_at (processed_at)
 ) ENGINE = InnoDB;
+-- Stored results (a consumer's result.keep): the result's JSON and until when it is given (epoch
+-- milliseconds), null for a row without one. A table created by an earlier version gets them here
+-- (MariaDB syntax: MySQL has no IF NOT EXISTS here; there, add them by hand once).
+ALTER TABLE onceonly_processed_message ADD COLUMN IF NOT EXISTS result_json MEDIUMTEXT CHARACTER SET utf8mb4;
+ALTER TABLE onceonly_processed_message ADD COLUMN IF NOT EXISTS result_until BIGINT;
 -- The transactional outbox (only when the application injects dev.onceonly.api.Outbox).
 -- state: 0 pending, 1 sent, 2 parked. Times are epoch milliseconds. SKIP LOCKED needs MariaDB 10.6+ (MySQL 8.0+).
 CREATE TABLE IF NOT EXISTS onceonly_outbox (

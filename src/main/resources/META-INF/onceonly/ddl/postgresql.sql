@@ -5,10 +5,16 @@ CREATE TABLE IF NOT EXISTS onceonly_processed_message (
     consumer     VARCHAR(100)                NOT NULL,
     body_sha256  VARCHAR(64)                 NOT NULL,
     processed_at TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+    result_json  TEXT,
+    result_until BIGINT,
     CONSTRAINT onceonly_processed_message_pk PRIMARY KEY (msg_id)
 );
 -- The purge deletes by time, oldest first.
 CREATE INDEX IF NOT EXISTS onceonly_processed_message_at ON onceonly_processed_message (processed_at);
+-- Stored results (a consumer's result.keep): the result's JSON and until when it is given (epoch
+-- milliseconds), null for a row without one. A table created by an earlier version gets them here.
+ALTER TABLE onceonly_processed_message ADD COLUMN IF NOT EXISTS result_json TEXT;
+ALTER TABLE onceonly_processed_message ADD COLUMN IF NOT EXISTS result_until BIGINT;
 -- The transactional outbox (only when the application injects dev.onceonly.api.Outbox).
 -- state: 0 pending, 1 sent, 2 parked. Times are epoch milliseconds.
 CREATE TABLE IF NOT EXISTS onceonly_outbox (

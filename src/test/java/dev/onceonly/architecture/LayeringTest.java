@@ -64,6 +64,12 @@ class LayeringTest {
     @ArchTest
     static final ArchRule ledgerCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.internal.ledger");
 
+    /** Stored results beside the guard: plain Java and JSON-B, over {@code spi.ResultStore}; the stores are adapters, the wiring is cdi's. */
+    @ArchTest
+    static final ArchRule resultsUseOnlyApiSpiSupportJsonbAndTheJdk = classes().that().resideInAPackage("dev.onceonly.internal.result..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage("dev.onceonly.internal.result..", "dev.onceonly.api..",
+                    "dev.onceonly.spi..", "dev.onceonly.internal.support..", "java..", "jakarta.json.bind..");
+
     /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()

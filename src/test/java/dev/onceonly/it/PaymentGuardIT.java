@@ -22,17 +22,22 @@ class PaymentGuardIT {
     static final String BASE = "http://localhost:" + System.getProperty("http.port", "9080") + "/api";
     final HttpClient http = HttpClient.newHttpClient();
 
+    /**
+     * A retried POST gets the first one's answer again, status and body (the receipt the guard kept
+     * in the ledger row with the charge, its charge id included), marked as a replay; nothing is
+     * charged twice.
+     */
     @Test
-    void secondDeliveryOfTheSamePaymentIsNotCharged() throws Exception {
+    void secondDeliveryOfTheSamePaymentIsNotChargedAndGetsTheFirstAnswer() throws Exception {
         LedgerContract.Payment p = LedgerContract.Payment.of(10);
         HttpResponse<String> first = post(p.body());
         assertEquals(200, first.statusCode(), first.body());
-        assertTrue(first.body().contains("PROCESSED"), first.body());
+        assertTrue(first.body().contains("PROCESSED") && first.body().contains("\"chargeId\":"), first.body());
+        assertTrue(first.headers().firstValue("Idempotent-Replayed").isEmpty(), "the first answer is no replay");
         p.awaitDoneInRedis();
 
         HttpResponse<String> second = post(p.body());
-        assertEquals(200, second.statusCode(), second.body());
-        assertTrue(second.body().contains("DUPLICATE"), second.body());
+        LedgerContract.assertReplayOf(first, second);
         assertEquals(1, charges(p.id()));
 
         // The claim lives in the real Redis, under the configured prefix and consumer, as DONE.
@@ -63,7 +68,8 @@ class PaymentGuardIT {
         p.awaitDoneInRedis();
         HttpResponse<String> other = post(p.withAmount(99));
         assertEquals(422, other.statusCode(), other.body());
-        assertTrue(other.body().contains("CONFLICT"), other.body());
+        assertTrue(other.body().contains("CONFLICT") && !other.body().contains("chargeId"), other.body());
+        assertTrue(other.headers().firstValue("Idempotent-Replayed").isEmpty(), "a conflict is no replay");
         assertEquals(1, charges(p.id()));
     }
 

@@ -4,6 +4,7 @@ import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.MessageView;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.jms.JmsMessageView;
+import dev.onceonly.internal.result.ResultSettings;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.internal.support.LogId;
@@ -12,6 +13,7 @@ import jakarta.json.bind.JsonbBuilder;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,6 +35,9 @@ final class GuardedMethod {
     private static volatile Jsonb jsonb;
 
     private final ConsumerSettings settings;
+    /** How it keeps its results; {@code null} when it keeps none. */
+    private final ResultSettings results;
+    private final Type returnType;
     private final int viewIndex;     // parameter implementing MessageView, or -1
     private final int messageIndex;  // parameter of type Message<?>, or -1
     private final int jmsIndex;      // parameter of type jakarta.jms.Message, or -1
@@ -46,9 +51,11 @@ final class GuardedMethod {
     /** Set once {@link LogId#ONCE0305W} was logged for this method. */
     private final AtomicBoolean warnedUnposted = new AtomicBoolean();
 
-    GuardedMethod(Method method, ConsumerSettings settings, boolean batch) {
+    GuardedMethod(Method method, ConsumerSettings settings, boolean batch, ResultSettings results) {
         this.settings = settings;
         this.batch = batch;
+        this.results = results;
+        this.returnType = method.getGenericReturnType();
         this.name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
         // By name: applications without Reactive Messaging never load its classes.
         this.incoming = Arrays.stream(method.getAnnotations())
@@ -83,6 +90,21 @@ final class GuardedMethod {
 
     ConsumerSettings settings() {
         return settings;
+    }
+
+    /** {@return how it keeps its results ({@code result.*}); {@code null} when it keeps none} */
+    ResultSettings results() {
+        return results;
+    }
+
+    /** {@return its generic return type, the type of the results it keeps} */
+    Type returnType() {
+        return returnType;
+    }
+
+    /** {@return {@code <class simple name>.<method>}, for messages} */
+    String name() {
+        return name;
     }
 
     /** Whether Reactive Messaging invokes this method ({@code @Incoming}) for each message of a channel. */

@@ -6,10 +6,12 @@ import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.engine.Decision;
 import dev.onceonly.internal.jms.JmsMessageView;
 import dev.onceonly.internal.jms.JmsRefusals;
+import dev.onceonly.internal.result.ResultKeeper;
 import dev.onceonly.internal.support.LogId;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
+import dev.onceonly.spi.TransactionRunner;
 import jakarta.annotation.Priority;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
@@ -69,7 +71,10 @@ public class IdempotentMessageInterceptor {
      */
     private Object guarded(InvocationContext ctx, GuardedMethod method, Object[] args, Dispatch posted,
                            MessageTracing.Span span) throws Exception {
-        Decision<Object> decision = runtime.engine().guard(method.settings(), posted, method.parameterKey(args), ctx::proceed);
+        ResultKeeper keeper = method.results() == null ? null : runtime.results().keeper(method);
+        TransactionRunner.Work<Object> handler = ctx::proceed;
+        Decision<Object> decision = runtime.engine().guard(method.settings(), posted, method.parameterKey(args),
+                keeper == null ? handler : keeper.keeping(handler));
         if (!decision.pending()) {
             posted.decided(decision.event(), decision.failure());
         }
@@ -105,8 +110,13 @@ public class IdempotentMessageInterceptor {
                 LogId.ONCE0304I.log(e.consumer(), e.keyDigest(), e.reason());
             }
         }
-        // Null for a skipped duplicate; a primitive return type needs its zero instead.
         Object result = decision.resultOrThrow();
+        if (keeper != null) {
+            // A duplicate gets the first call's stored result, if any; a call that ran, its own.
+            result = decision.outcome() == Outcome.DUPLICATE
+                    ? keeper.replay(runtime.results().key(method, posted, method.parameterKey(args))) : keeper.returned(result);
+        }
+        // Null for a skipped duplicate (with no stored result); a primitive return type needs its zero instead.
         return result == null ? method.skippedResult() : result;
     }
 

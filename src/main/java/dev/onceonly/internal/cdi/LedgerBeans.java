@@ -4,6 +4,7 @@ import dev.onceonly.internal.support.LogId;
 import dev.onceonly.api.InvalidConfigurationException;
 import dev.onceonly.internal.config.OnceOnlyConfig;
 import dev.onceonly.internal.ledger.jpa.JpaLedger;
+import dev.onceonly.internal.ledger.jpa.JpaResultStore;
 import dev.onceonly.internal.jta.JtaTransactionRunner;
 import dev.onceonly.internal.ledger.jpa.LedgerSchema;
 import dev.onceonly.internal.ledger.jpa.LedgerSessions;
@@ -54,6 +55,18 @@ public class LedgerBeans {
         createTable(LedgerSchema.Part.LEDGER, table);
         return checkedForTransactions(new JpaLedger(extension.global().keyPrefix(), table, sessions()::current, newTransaction,
                 Clock.systemUTC()), extension.ledgerSettings().dataSource());
+    }
+
+    /**
+     * The results kept in the ledger's table, for the consumers with the ledger on that keep them;
+     * asked for after the {@link #ledger()}, which created the table.
+     *
+     * @return the store, and what the table lacks for it
+     */
+    ResultKeepers.LedgerResults results() {
+        JpaResultStore store = new JpaResultStore(extension.ledgerSettings().table(), sessions()::current, newTransaction,
+                Clock.systemUTC());
+        return new ResultKeepers.LedgerResults(store, store.problem());
     }
 
     /**

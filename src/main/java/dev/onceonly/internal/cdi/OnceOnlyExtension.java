@@ -6,6 +6,7 @@ import dev.onceonly.api.Outbox;
 import dev.onceonly.internal.config.ConfigReader;
 import dev.onceonly.internal.config.ConsumerConfig;
 import dev.onceonly.internal.config.OnceOnlyConfig;
+import dev.onceonly.internal.config.ResultConfig;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.KeyDeriver;
 import dev.onceonly.internal.observability.MpMetricsBeans;
@@ -46,6 +47,8 @@ public class OnceOnlyExtension implements Extension {
     private volatile ConsumerConfig consumers;
     /** The application's configuration, read at deployment: a method resolved later reads its channel's there too. */
     private volatile Config config;
+    /** The reader of consumers' {@code result.*} properties. */
+    private volatile ResultConfig results;
     /** The guard-wide settings, read and validated once at deployment. */
     private volatile OnceOnlyConfig.Settings settings;
     /** Redis's settings, validated at deployment; {@code null} unless {@code onceonly.store=redis}. */
@@ -121,6 +124,7 @@ public class OnceOnlyExtension implements Extension {
         Config config = ConfigProvider.getConfig(getClass().getClassLoader());
         this.config = config;
         consumers = new ConsumerConfig(config);
+        results = new ResultConfig(consumers);
         try {
             settings = new OnceOnlyConfig(config).read();
             redisSettings = settings.global().store().equals("redis") ? RedisConfig.read(ConfigReader.of(config)) : null;
@@ -162,7 +166,12 @@ public class OnceOnlyExtension implements Extension {
                     "a synchronous method (void or a plain value); asynchronous results are not supported");
         }
         ConsumerSettings resolved = consumers.consumer(method, a, keyDeriver);
-        return new GuardedMethod(method, resolved, BatchChannels.of(method, config));
+        return new GuardedMethod(method, resolved, BatchChannels.of(method, config), results.results(method, resolved));
+    }
+
+    /** The property a consumer's result keeping was read from, for error messages. */
+    String resultProperty(String consumer) {
+        return results.keepProperty(consumer);
     }
 
     /** The property a consumer's ledger setting was read from, for error messages. */

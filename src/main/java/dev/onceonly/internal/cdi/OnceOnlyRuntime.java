@@ -87,6 +87,7 @@ public class OnceOnlyRuntime implements GuardLife {
     private ClaimStore store;
     private Ledger ledger;
     private GuardEngine engine;
+    private ResultKeepers results;
     /** Refusal handling of guarded JMS listeners; {@code null} until one is found. Guarded by {@code this}. */
     private JmsRefusals jmsRefusals;
     private boolean enabled;
@@ -127,7 +128,14 @@ public class OnceOnlyRuntime implements GuardLife {
                 all.add(l);
             }
         });
-        engine = new GuardEngine(store, tx, ledger, ownScheduler, GuardListener.all(all), extension.keyDeriver());
+        try {
+            results = ResultKeepers.open(extension.methods().values(), global, store, () -> ledgerBeans.get().results(),
+                    extension::resultProperty, extension.keyDeriver(), clock);
+        } catch (RuntimeException e) {
+            store.close(); // the start fails: nothing else will close it
+            throw e;
+        }
+        engine = new GuardEngine(store, results.transactions(tx), ledger, ownScheduler, GuardListener.all(all), extension.keyDeriver());
         extension.methods().values().forEach(m -> {
             var s = m.settings();
             LogId.ONCE0004I.log(s.consumer(), s.describeKey(), Durations.format(s.lease()), Durations.format(s.retention()),
@@ -198,6 +206,11 @@ public class OnceOnlyRuntime implements GuardLife {
 
     boolean enabled() {
         return enabled;
+    }
+
+    /** {@return the results the guarded methods keep} */
+    ResultKeepers results() {
+        return results;
     }
 
     /**

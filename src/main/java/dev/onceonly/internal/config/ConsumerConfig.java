@@ -261,7 +261,7 @@ public final class ConsumerConfig {
     }
 
     /** The reader of one consumer's properties: {@code onceonly.consumers.<consumer>.<key>}, then {@code onceonly.<key>}. */
-    private ConfigReader reader(String consumer) {
+    ConfigReader reader(String consumer) {
         String own = ConsumerProperties.CONSUMERS + consumer + ".";
         return new ConfigReader(p -> value(own + p.key()).or(() -> value(OnceOnlyConfig.PREFIX + p.key())), p -> own + p.key());
     }

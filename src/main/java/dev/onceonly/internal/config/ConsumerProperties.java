@@ -2,6 +2,7 @@ package dev.onceonly.internal.config;
 
 import dev.onceonly.internal.config.Property.Type;
 import dev.onceonly.internal.engine.ConsumerSettings;
+import dev.onceonly.internal.result.ResultSettings;
 import dev.onceonly.internal.support.Durations;
 
 /**
@@ -66,4 +67,16 @@ public final class ConsumerProperties {
             "With `strict`: compare only the values at these comma-separated JSON Pointers; not with `ignore`, nor for a "
                     + "`content` consumer (the global `onceonly.conflict-fields` skips those).")
             .shownAs("the annotation's `conflictFields`, else none (the whole body)"));
+    static final Property RESULT_KEEP = CONSUMER.add(Property.flag("result.keep", false,
+            "Store what the method returns (as JSON) with its key, and give it to its duplicates instead of nothing; "
+                    + "see [stored results](results.md).")
+            .shownAs("`true` when the method returns `dev.onceonly.api.Replayable`, else `false`"));
+    static final Property RESULT_MAX_SIZE = CONSUMER.add(Property.whole("result.max-size", ResultSettings.DEFAULT_MAX_BYTES, 1,
+            ResultSettings.MAX_MAX_BYTES,
+            "With `result.keep`: the largest result stored, in bytes of its JSON; a larger one is not stored (`ONCE0902W`) "
+                    + "and the call still succeeds."));
+    static final Property RESULT_RETENTION = CONSUMER.add(Property.duration("result.retention", null,
+            "With `result.keep`: how long a stored result is given to duplicates; in the ledger it goes with its row at the "
+                    + "latest.")
+            .shownAs("the consumer's `retention`"));
 }

@@ -3,6 +3,7 @@ package dev.onceonly.internal.redis;
 import dev.onceonly.spi.BatchClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.HolderResult;
+import dev.onceonly.spi.ResultStore;
 import dev.onceonly.internal.support.LogId;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -43,6 +44,8 @@ public final class RedisClaimStore implements BatchClaimStore {
     private final ClaimProtocol protocol;
     private final ClaimBatches batches;
     private final RedisHealth health;
+    /** How commands reach Redis: shared with the results kept beside the claims. */
+    private final RedisCalls calls;
 
     /**
      * Wraps a client the caller built (tests, benchmarks). The store closes it.
@@ -93,7 +96,7 @@ public final class RedisClaimStore implements BatchClaimStore {
     /** The wait comes first: it checks {@code waitReplicas} before the connection exists. */
     private RedisClaimStore(ReplicaWait wait, RedisConnection connection, Duration quietAfterTimeout,
                             RedisSettings.NativeClaim nativeClaim) {
-        RedisCalls calls = new RedisCalls(quietAfterTimeout);
+        this.calls = new RedisCalls(quietAfterTimeout);
         this.connection = connection;
         this.wait = wait;
         this.protocol = new ClaimProtocol(connection, calls, wait, nativeClaim);
@@ -115,6 +118,16 @@ public final class RedisClaimStore implements BatchClaimStore {
         store.connection.checkEvictionPolicy();
         LogId.ONCE0006I.log(settings.describe(), settings.user() == null ? "no ACL user" : "user " + settings.user());
         return store;
+    }
+
+    /**
+     * The store of the guarded calls' results on this store's Redis, each next to its claim; it
+     * needs no closing of its own (closing this store closes its connection).
+     *
+     * @return the result store
+     */
+    public ResultStore results() {
+        return new RedisResultStore(connection, calls);
     }
 
     @Override

@@ -164,6 +164,15 @@ public enum LogId {
     ONCE0405W(Level.WARNING, "Asking the guard before a commit, or telling it the outcome, failed: %s"),
     /** Ledger DDL applied at startup ({@code onceonly.ledger.create-schema=true}). */
     ONCE0406I(Level.INFO, "Table checked or created: %s (onceonly.ledger.create-schema=true)"),
+    /** A consumer keeps the results of its calls for duplicates. */
+    ONCE0901I(Level.INFO, "Consumer '%s' keeps its results in %s: up to %d bytes of JSON each, given to duplicates for %s"),
+    /** A result was not stored (too large, or not writable as JSON); the call succeeded. */
+    ONCE0902W(Level.WARNING, "Result of consumer '%s' (key %s) not stored: %s. The call succeeded; its duplicates get no result"),
+    /** Writing a result to a store that is not transactional failed; the key is marked done without it. */
+    ONCE0903W(Level.WARNING, "Result of consumer '%s' (key %s) could not be stored in %s (%s); the key is marked done without "
+            + "it, so its duplicates get no result"),
+    /** A duplicate's stored result could not be read; it gets none. */
+    ONCE0904W(Level.WARNING, "Stored result of consumer '%s' (key %s) could not be read from %s (%s); the duplicate gets none"),
     /** The outbox is in use. */
     ONCE0601I(Level.INFO, "Outbox in use on %s: sweep every %s for rows older than %s, batches of %d, parked after %d refusals, "
             + "sent rows kept %s"),

@@ -5,10 +5,12 @@ import dev.onceonly.api.IdempotencyKey;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
+import dev.onceonly.api.Replayable;
 import dev.onceonly.http.IdempotencyKeyHeader;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A consumer bean as users write them, in the shapes the guard supports. */
@@ -76,5 +78,14 @@ public class GuardedBean {
     @IdempotentMessage(consumer = "cdi-param")
     public int onPayload(String payload, @IdempotencyKey String orderId) {
         return runs.incrementAndGet();
+    }
+
+    /** Keeps its result (a generic one): a duplicate gets the first call's, replayed. */
+    @IdempotentMessage(consumer = "cdi-result", keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/id")
+    public Replayable<List<String>> charge(String json) {
+        if (fail) {
+            throw new IllegalStateException("provider down");
+        }
+        return Replayable.of(List.of("run-" + runs.incrementAndGet(), json));
     }
 }

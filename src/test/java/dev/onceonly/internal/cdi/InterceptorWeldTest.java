@@ -135,6 +135,33 @@ class InterceptorWeldTest {
         assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE), outcomes.seen());
     }
 
+    /**
+     * Through the interceptor: a call that keeps its result returns its own; a failed one keeps
+     * nothing; a duplicate gets the first committed call's, replayed and read back as the generic
+     * return type; another body under the key is still a CONFLICT.
+     */
+    @Test
+    void aDuplicateOfACallThatKeepsItsResultGetsTheFirstResultReplayed() {
+        String id = UUID.randomUUID().toString();
+        String body = "{\"id\":\"" + id + "\",\"amount\":1}";
+        bean.failNextCalls(true);
+        assertThrows(IllegalStateException.class, () -> bean.charge(body));
+        bean.failNextCalls(false);
+
+        dev.onceonly.api.Replayable<List<String>> first = bean.charge(body);
+        dev.onceonly.api.Replayable<List<String>> again = bean.charge(body);
+
+        assertEquals(List.of("run-1", body), first.value());
+        assertFalse(first.replayed());
+        assertEquals(List.of("run-1", body), again.value(), "the first committed call's result");
+        assertTrue(again.replayed());
+        assertEquals(1, bean.runs());
+        MessageRefusedException conflict = assertThrows(MessageRefusedException.class,
+                () -> bean.charge("{\"id\":\"" + id + "\",\"amount\":2}"));
+        assertEquals(Outcome.CONFLICT, conflict.outcome());
+        assertEquals(List.of(Outcome.FAILED, Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.CONFLICT), outcomes.seen());
+    }
+
     @Test
     void throwingCallReleasesTheClaimSoARetryRuns() {
         MessageView m = message(UUID.randomUUID().toString());

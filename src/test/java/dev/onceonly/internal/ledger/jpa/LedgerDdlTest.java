@@ -83,8 +83,8 @@ class LedgerDdlTest {
             check("mariadb", url, "root", null);
             // Keys differ only in case in their base64url digest: two messages, two rows.
             try (Connection c = DriverManager.getConnection(url, "root", ""); Statement s = c.createStatement()) {
-                s.execute("insert into onceonly_processed_message values ('oo:c:aB', 'c', 'h', now(6))");
-                s.execute("insert into onceonly_processed_message values ('oo:c:Ab', 'c', 'h', now(6))");
+                s.execute("insert into onceonly_processed_message (msg_id, consumer, body_sha256, processed_at) values ('oo:c:aB', 'c', 'h', now(6))");
+                s.execute("insert into onceonly_processed_message (msg_id, consumer, body_sha256, processed_at) values ('oo:c:Ab', 'c', 'h', now(6))");
             }
         } finally {
             execute(admin, "root", "drop database " + database);
