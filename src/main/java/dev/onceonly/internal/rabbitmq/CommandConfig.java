@@ -61,6 +61,18 @@ final class CommandConfig {
         return i + 1;
     }
 
+    /**
+     * Ends a tool that failed: why, on standard error, then the exit status.
+     *
+     * @param tool   the tool's name, which starts the line
+     * @param why    what failed; its message is the line (never a password: the configuration's errors leave them out)
+     * @param status 2 for a usage error, 1 for the configuration or the broker
+     */
+    static void exit(String tool, Exception why, int status) {
+        System.err.println(tool + ": " + why.getMessage());
+        System.exit(status);
+    }
+
     /** {@return the channels asked for with {@code --channel}; empty: every one} */
     List<String> only() {
         return List.copyOf(only);

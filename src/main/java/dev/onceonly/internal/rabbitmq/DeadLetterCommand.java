@@ -32,6 +32,7 @@ import java.util.logging.Logger;
  */
 public final class DeadLetterCommand {
 
+    private static final String TOOL = "onceonly-dlq";
     /** Held here: the logging framework keeps only weak references to loggers, and their levels with them. */
     private static final Logger LIBRARY_LOG = Logger.getLogger("dev.onceonly");
 
@@ -73,19 +74,16 @@ public final class DeadLetterCommand {
             c.parse(args);
             queue = c.queue();
         } catch (IllegalArgumentException | IOException e) {
-            System.err.println("onceonly-dlq: " + e.getMessage());
-            System.exit(2);
+            CommandConfig.exit(TOOL, e, 2);
             return;
-        } catch (OnceOnlyException e) {
-            System.err.println("onceonly-dlq: " + e.getMessage());
-            System.exit(1);
+        } catch (OnceOnlyException e) { // a property (InvalidConfigurationException names it)
+            CommandConfig.exit(TOOL, e, 1);
             return;
         }
         try {
             System.exit(c.run(queue) ? 0 : 1);
-        } catch (OnceOnlyException e) { // the broker, or a property (InvalidConfigurationException names it)
-            System.err.println("onceonly-dlq: " + e.getMessage());
-            System.exit(1);
+        } catch (OnceOnlyException e) { // the broker
+            CommandConfig.exit(TOOL, e, 1);
         }
     }
 
@@ -231,7 +229,7 @@ public final class DeadLetterCommand {
 
     private boolean found(boolean found, String id) {
         if (!found) {
-            System.err.println("onceonly-dlq: no dead letter " + id + " in the queue");
+            System.err.println(TOOL + ": no dead letter " + id + " in the queue");
         }
         return found;
     }

@@ -44,14 +44,12 @@ public final class TopologyCommand {
         try {
             command.parse(args);
         } catch (IllegalArgumentException | IOException e) {
-            System.err.println("onceonly-topology: " + e.getMessage());
-            System.exit(2);
+            CommandConfig.exit("onceonly-topology", e, 2);
         }
         try {
             command.run();
         } catch (Exception e) {
-            System.err.println("onceonly-topology: " + e.getMessage());
-            System.exit(1);
+            CommandConfig.exit("onceonly-topology", e, 1);
         }
     }
 

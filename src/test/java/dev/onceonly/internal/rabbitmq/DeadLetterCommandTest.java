@@ -5,6 +5,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.onceonly.rabbitmq.RabbitHeaders;
+import dev.onceonly.testing.Script;
 import dev.onceonly.testing.TestRabbit;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -93,14 +93,8 @@ class DeadLetterCommandTest {
     }
 
     private static List<String> run(int exit, Path properties, String... options) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(SCRIPT.toString(), "--config", properties.toString(), "--channel", "orders"));
-        cmd.addAll(List.of(options));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("ONCEONLY_CLASSPATH", System.getProperty("java.class.path"));
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(exit, p.exitValue(), out);
-        return out.lines().toList();
+        List<String> args = new ArrayList<>(List.of("--config", properties.toString(), "--channel", "orders"));
+        args.addAll(List.of(options));
+        return Script.run(SCRIPT, exit, args);
     }
 }
