@@ -61,9 +61,6 @@ public abstract class DeadLetterResource {
     @Inject
     DeadLetterQueues queues;
 
-    @Context
-    SecurityContext security;
-
     /** {@return the role a caller must have: the application's own, never empty} */
     protected abstract String role();
 
@@ -78,7 +75,7 @@ public abstract class DeadLetterResource {
         return role == null || role.isBlank() || !security.isUserInRole(role) ? Response.Status.FORBIDDEN.getStatusCode() : 0;
     }
 
-    private DeadLetterQueue queue(String channel) {
+    private DeadLetterQueue queue(SecurityContext security, String channel) {
         int refused = refusal(security, role());
         if (refused != 0) {
             throw new WebApplicationException(refused);
@@ -93,17 +90,21 @@ public abstract class DeadLetterResource {
         }
     }
 
-    /** @return the incoming channels whose dead-letter queues these are */
+    /**
+     * @param security the caller, as the server authenticated it
+     * @return the incoming channels whose dead-letter queues these are
+     */
     @GET
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject channels() {
-        queue(null);
+    public JsonObject channels(@Context SecurityContext security) {
+        queue(security, null);
         JsonArrayBuilder a = Json.createArrayBuilder();
         queues.channels().forEach(a::add);
         return Json.createObjectBuilder().add("channels", a).build();
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param outcome filter: the outcome
      * @param reason filter: a piece of the reason
@@ -116,16 +117,17 @@ public abstract class DeadLetterResource {
     @GET
     @Path("{channel}")
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject list(@PathParam("channel") String channel, @QueryParam("outcome") String outcome,
+    public JsonObject list(@Context SecurityContext security, @PathParam("channel") String channel, @QueryParam("outcome") String outcome,
                            @QueryParam("reason") String reason, @QueryParam("consumer") String consumer,
                            @QueryParam("older-than") String olderThan, @QueryParam("offset") @DefaultValue("0") int offset,
                            @QueryParam("limit") @DefaultValue("50") int limit) {
-        DeadLetterPage page = queue(channel).list(filter(outcome, reason, consumer, olderThan), offset, limit);
+        DeadLetterPage page = queue(security, channel).list(filter(outcome, reason, consumer, olderThan), offset, limit);
         return Json.createObjectBuilder().add("matching", page.matching()).add("inQueue", page.inQueue())
                 .add("letters", letters(page.letters())).build();
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param id the dead letter
      * @return it, or 404
@@ -133,11 +135,12 @@ public abstract class DeadLetterResource {
     @GET
     @Path("{channel}/{id}")
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject show(@PathParam("channel") String channel, @PathParam("id") String id) {
-        return queue(channel).find(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
+    public JsonObject show(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id) {
+        return queue(security, channel).find(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param id the dead letter
      * @return its body, or 404
@@ -145,11 +148,12 @@ public abstract class DeadLetterResource {
     @GET
     @Path("{channel}/{id}/body")
     @Produces(MediaType.APPLICATION_OCTET_STREAM)
-    public byte[] body(@PathParam("channel") String channel, @PathParam("id") String id) {
-        return queue(channel).body(id).orElseThrow(() -> new NotFoundException("no dead letter " + id));
+    public byte[] body(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id) {
+        return queue(security, channel).body(id).orElseThrow(() -> new NotFoundException("no dead letter " + id));
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param id the dead letter
      * @param wait how long to wait for the guard's decision
@@ -158,12 +162,13 @@ public abstract class DeadLetterResource {
     @POST
     @Path("{channel}/{id}/replay")
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject replay(@PathParam("channel") String channel, @PathParam("id") String id,
+    public JsonObject replay(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id,
                              @QueryParam("wait") @DefaultValue(DEFAULT_WAIT) String wait) {
-        return json(queue(channel).replay(id, duration("wait", wait)));
+        return json(queue(security, channel).replay(id, duration("wait", wait)));
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param outcome filter: the outcome
      * @param reason filter: a piece of the reason
@@ -176,11 +181,11 @@ public abstract class DeadLetterResource {
     @POST
     @Path("{channel}/replay")
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject replayAll(@PathParam("channel") String channel, @QueryParam("outcome") String outcome,
+    public JsonObject replayAll(@Context SecurityContext security, @PathParam("channel") String channel, @QueryParam("outcome") String outcome,
                                 @QueryParam("reason") String reason, @QueryParam("consumer") String consumer,
                                 @QueryParam("older-than") String olderThan, @QueryParam("dry-run") boolean dryRun,
                                 @QueryParam("wait") @DefaultValue(DEFAULT_WAIT) String wait) {
-        DeadLetterQueue q = queue(channel);
+        DeadLetterQueue q = queue(security, channel);
         DeadLetterFilter f = filter(outcome, reason, consumer, olderThan);
         if (dryRun) {
             return Json.createObjectBuilder().add("dryRun", true).add("letters", letters(q.list(f, 0, Integer.MAX_VALUE).letters())).build();
@@ -191,6 +196,7 @@ public abstract class DeadLetterResource {
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param id the dead letter
      * @return the discarded dead letter, or 404
@@ -198,11 +204,12 @@ public abstract class DeadLetterResource {
     @DELETE
     @Path("{channel}/{id}")
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject discard(@PathParam("channel") String channel, @PathParam("id") String id) {
-        return queue(channel).discard(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
+    public JsonObject discard(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id) {
+        return queue(security, channel).discard(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
     }
 
     /**
+     * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param outcome filter: the outcome
      * @param reason filter: a piece of the reason
@@ -214,10 +221,10 @@ public abstract class DeadLetterResource {
     @POST
     @Path("{channel}/discard")
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject discardAll(@PathParam("channel") String channel, @QueryParam("outcome") String outcome,
+    public JsonObject discardAll(@Context SecurityContext security, @PathParam("channel") String channel, @QueryParam("outcome") String outcome,
                                  @QueryParam("reason") String reason, @QueryParam("consumer") String consumer,
                                  @QueryParam("older-than") String olderThan, @QueryParam("dry-run") boolean dryRun) {
-        DeadLetterQueue q = queue(channel);
+        DeadLetterQueue q = queue(security, channel);
         DeadLetterFilter f = filter(outcome, reason, consumer, olderThan);
         List<DeadLetter> letters = dryRun ? q.list(f, 0, Integer.MAX_VALUE).letters() : q.discardAll(f);
         return Json.createObjectBuilder().add("dryRun", dryRun).add("letters", letters(letters)).build();

@@ -88,7 +88,7 @@ class DeadLetterResourceTest {
         }
     };
 
-    private DeadLetterResource resource(String user, Set<String> roles) {
+    private DeadLetterResource resource() {
         DeadLetterResource r = new DeadLetterResource() {
             @Override
             protected String role() {
@@ -96,7 +96,12 @@ class DeadLetterResourceTest {
             }
         };
         r.queues = new DeadLetterChannels(() -> List.of(access), new ReplayWatch(), Clock.systemUTC());
-        r.security = new SecurityContext() {
+        return r;
+    }
+
+    /** A caller as the server authenticated it: {@code user} ({@code null}: nobody) in {@code roles}. */
+    private static SecurityContext caller(String user, Set<String> roles) {
+        return new SecurityContext() {
             @Override
             public Principal getUserPrincipal() {
                 return user == null ? null : () -> user;
@@ -117,35 +122,35 @@ class DeadLetterResourceTest {
                 return BASIC_AUTH;
             }
         };
-        return r;
     }
 
     @Test
     void refusesAnUnauthenticatedCallerAndOneWithoutTheRole() {
         assertEquals(401, DeadLetterResource.refusal(null, "operator"));
-        assertEquals(401, DeadLetterResource.refusal(resource(null, Set.of("operator")).security, "operator"));
-        assertEquals(403, DeadLetterResource.refusal(resource("eve", Set.of("user")).security, "operator"));
-        assertEquals(403, DeadLetterResource.refusal(resource("eve", Set.of("")).security, ""), "no role configured: nobody");
-        assertEquals(0, DeadLetterResource.refusal(resource("ops", Set.of("operator")).security, "operator"));
+        assertEquals(401, DeadLetterResource.refusal(caller(null, Set.of("operator")), "operator"));
+        assertEquals(403, DeadLetterResource.refusal(caller("eve", Set.of("user")), "operator"));
+        assertEquals(403, DeadLetterResource.refusal(caller("eve", Set.of("")), ""), "no role configured: nobody");
+        assertEquals(0, DeadLetterResource.refusal(caller("ops", Set.of("operator")), "operator"));
     }
 
     @Test
     void anOperatorSeesDeadLettersWithoutTheirBodiesButOnTheBodysOwnCall() {
-        DeadLetterResource r = resource("ops", Set.of("operator"));
+        DeadLetterResource r = resource();
+        SecurityContext security = caller("ops", Set.of("operator"));
 
-        JsonObject page = r.list("orders", "failed", "BOO", "inventory", null, 0, 50);
+        JsonObject page = r.list(security, "orders", "failed", "BOO", "inventory", null, 0, 50);
 
         assertEquals(1, page.getInt("matching"));
         JsonObject letter = page.getJsonArray("letters").getJsonObject(0);
         assertEquals("dl-1", letter.getString("id"));
         assertEquals("k1", letter.getString("keyDigest"));
         assertFalse(page.toString().contains("secret"), "never the body: " + page);
-        assertArrayEquals(BODY, r.body("orders", "dl-1"));
-        assertEquals(1, r.list("orders", null, null, null, "1h", 0, 50).getInt("matching"), "dead-lettered long ago");
+        assertArrayEquals(BODY, r.body(security, "orders", "dl-1"));
+        assertEquals(1, r.list(security, "orders", null, null, null, "1h", 0, 50).getInt("matching"), "dead-lettered long ago");
 
-        assertEquals(1, r.discardAll("orders", "FAILED", null, null, null, true).getJsonArray("letters").size());
+        assertEquals(1, r.discardAll(security, "orders", "FAILED", null, null, null, true).getJsonArray("letters").size());
         assertEquals(1, queue.size(), "a dry run removes nothing");
-        assertEquals("dl-1", r.discard("orders", "dl-1").getString("id"));
+        assertEquals("dl-1", r.discard(security, "orders", "dl-1").getString("id"));
         assertEquals(0, queue.size());
     }
 }
