@@ -1,5 +1,5 @@
 // The live page: counters and charts polled once a second, decisions pushed by Server-Sent Events,
-// the dead-letter queue with a send-back button. Message data reaches the page only through
+// the dead-letter queue with a replay button. Message data reaches the page only through
 // textContent and setAttribute, never as HTML.
 'use strict';
 
@@ -127,60 +127,60 @@ function follow() {
   stream.onerror = () => { $('stream-status').textContent = 'reconnecting…'; $('stream-status').className = 'error'; };
 }
 
-// --- Dead letters: polled, each row kept until it leaves the list ----------------------------------
+// --- Dead letters: polled from the library's dead-letter operations, newest first ---------------------
 
-const HEADER = (name) => 'x-onceonly-' + name;
-const sentBack = new Set();   // ids sent back from this page
+const replayed = new Set();   // ids replayed from this page
 
 function deadLetterRow(l) {
   const tr = document.createElement('tr');
-  tr.dataset.id = String(l.id);
+  tr.dataset.id = l.id;
   tr.dataset.digest = l.bodySha256;
-  const h = l.headers;
   const digest = cell(l.bodySha256.slice(0, 16) + '…', 'digest');
   digest.title = 'SHA-256 of the body: ' + l.bodySha256;
-  const where = [h[HEADER('consumer')], h[HEADER('queue')],
-    (h[HEADER('exchange')] || '') + ' / ' + (h[HEADER('routing-key')] || '')].filter(Boolean).join(' · ');
+  const id = cell(l.id.slice(0, 8), 'n');
+  id.title = 'dead letter ' + l.id;
   const button = document.createElement('button');
-  button.className = 'send-back';
-  button.textContent = 'Send back';
-  button.addEventListener('click', () => sendBack(l.id, tr, button));
+  button.className = 'replay';
+  button.textContent = 'Replay';
+  button.disabled = !l.replayable;
+  button.addEventListener('click', () => replay(l.id, tr, button));
   const action = document.createElement('td');
   action.append(button);
-  tr.append(cell(String(l.id), 'n'), cell(clock(l.time)), digest, cell(l.bytes + ' B', 'n'),
-    cell(l.sku === undefined ? '–' : l.sku), cell(l.quantity === undefined ? '–' : l.quantity, 'n'),
-    cell(h[HEADER('outcome')] || '–', 'outcome ' + (h[HEADER('outcome')] || '')),
-    cell(h[HEADER('attempts')] || '–', 'n'), cell(h[HEADER('reason')] || '', 'reason'), cell(where, 'where'), action);
+  tr.append(id, cell(l.time ? clock(l.time) : '–'), digest, cell(l.bytes + ' B', 'n'),
+    cell(l.outcome || '–', 'outcome ' + l.outcome), cell(String(l.attempts || '–'), 'n'), cell(l.reason, 'reason'),
+    cell([l.consumer, l.keyDigest && 'key ' + l.keyDigest].filter(Boolean).join(' · '), 'where'),
+    cell(String(l.replays), 'n'), action);
   return tr;
 }
 
 async function refreshDeadLetters() {
   const list = await (await fetch('api/dead-letters')).json();
   const body = $('dead-letters').tBodies[0];
-  const wanted = new Set(list.kept.map((l) => String(l.id)));
+  const wanted = new Set(list.letters.map((l) => l.id));
   for (const row of [...body.rows]) {
     if (!wanted.has(row.dataset.id)) { row.remove(); }
   }
-  // A letter just sent back may still be in a list fetched before the send-back finished.
-  const shown = new Set([...body.rows].map((r) => r.dataset.id).concat([...sentBack]));
+  // A letter just replayed may still be in a list read before the replay removed it.
+  const shown = new Set([...body.rows].map((r) => r.dataset.id).concat([...replayed]));
   // Newest first: a new letter goes on top, in the order the server lists them.
-  const fresh = list.kept.filter((l) => !shown.has(String(l.id)));
+  const fresh = list.letters.filter((l) => !shown.has(l.id));
   const rows = document.createDocumentFragment();
   fresh.forEach((l) => rows.append(deadLetterRow(l)));
   body.prepend(rows);
-  $('dead-letters-empty').hidden = list.kept.length > 0;
+  $('dead-letters-empty').hidden = list.letters.length > 0;
 }
 
-async function sendBack(id, row, button) {
+async function replay(id, row, button) {
   button.disabled = true;
-  const r = await fetch('api/dead-letters/' + id + '/send-back', {method: 'POST'});
+  const r = await fetch('api/dead-letters/' + encodeURIComponent(id) + '/replay', {method: 'POST'});
   if (r.ok) {
-    sentBack.add(String(id));
+    const result = await r.json();
+    replayed.add(id);
     row.remove();
-    say('Sent dead letter #' + id + ' back to the orders queue');
+    say('Replayed dead letter ' + id.slice(0, 8) + ': ' + result.status + ' (' + result.detail + ')');
   } else {
     button.disabled = false;
-    say('Send back failed: HTTP ' + r.status, true);
+    say('Replay failed: HTTP ' + r.status, true);
   }
 }
 

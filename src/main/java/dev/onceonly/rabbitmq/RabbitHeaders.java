@@ -1,8 +1,8 @@
 package dev.onceonly.rabbitmq;
 
 /**
- * Headers the connector adds to messages it publishes on its own: dead-lettered messages and
- * counted retries. Everything else about a message (body, properties, the application's headers)
+ * Headers the connector adds to messages it publishes on its own: dead-lettered messages, counted
+ * retries and replays of dead letters. Everything else about a message (body, properties, the application's headers)
  * is published unchanged. (A retry copy also carries {@code x-onceonly-publish-seq}, with which the
  * connector matches a message the broker returns as unroutable to its publish.)
  */
@@ -24,6 +24,16 @@ public final class RabbitHeaders {
     public static final String ORIGINAL_EXCHANGE = "x-onceonly-exchange";
     /** Dead-letter and retry: the routing key the message was originally published with. */
     public static final String ORIGINAL_ROUTING_KEY = "x-onceonly-routing-key";
+    /** Dead-letter: the dead letter's id, by which the dead-letter operations name it (a new one each time it is dead-lettered). */
+    public static final String DEAD_LETTER_ID = "x-onceonly-dead-letter-id";
+    /** Dead-letter: when it was dead-lettered, in milliseconds since the epoch. */
+    public static final String DEAD_LETTERED_AT = "x-onceonly-dead-lettered-at";
+    /** Dead-letter: the digest of the guard's key, as the log lines show it; absent when no key was derived. */
+    public static final String KEY_DIGEST = "x-onceonly-key-digest";
+    /** Replay: the id of the dead letter this message is a replay of. */
+    public static final String REPLAY_OF = "x-onceonly-replay-of";
+    /** Replay, and kept on a dead letter: how often the message was replayed from a dead-letter queue. */
+    public static final String REPLAYS = "x-onceonly-replays";
     /**
      * Retry copy (classic queues): failed attempts so far. The connector republishes a failed
      * message with this header instead of requeueing it, so the count travels with the message to

@@ -70,12 +70,17 @@ class LayeringTest {
             .should().onlyDependOnClassesThat().resideInAnyPackage("dev.onceonly.internal.result..", "dev.onceonly.api..",
                     "dev.onceonly.spi..", "dev.onceonly.internal.support..", "java..", "jakarta.json.bind..");
 
+    /** The dead-letter operations, in plain Java like the guard: the broker is the connector's, beside them. */
+    @ArchTest
+    static final ArchRule deadLetterCoreUsesOnlyApiSpiSupportAndTheJdk = plainJava("dev.onceonly.internal.deadletter");
+
     /** Adapters reach the guard through api and spi only; the composition root (cdi, config) wires the engine. */
     @ArchTest
     static final ArchRule adaptersNeverUseTheEngine = noClasses()
             .that().resideInAnyPackage("dev.onceonly.internal.rabbitmq..", "dev.onceonly.internal.jms..", "dev.onceonly.internal.redis..", "dev.onceonly.internal.memory..",
                     "dev.onceonly.internal.jdbc..", "dev.onceonly.internal.jta..", "dev.onceonly.internal.observability..", "dev.onceonly.http..", "dev.onceonly.spi..",
-                    "dev.onceonly.api..", "dev.onceonly.internal.support..", "dev.onceonly.internal.outbox..", "dev.onceonly.internal.ledger..")
+                    "dev.onceonly.api..", "dev.onceonly.internal.support..", "dev.onceonly.internal.outbox..", "dev.onceonly.internal.ledger..",
+                    "dev.onceonly.internal.deadletter..")
             .should().dependOnClassesThat().resideInAPackage("dev.onceonly.internal.engine..");
 
     /** The contract types depend on nothing of OnceOnly's but each other and the neutral helpers. */
@@ -85,7 +90,8 @@ class LayeringTest {
             .should().onlyDependOnClassesThat().resideOutsideOfPackages(
                     "dev.onceonly.internal.engine..", "dev.onceonly.internal.cdi..", "dev.onceonly.internal.config..", "dev.onceonly.internal.rabbitmq..", "dev.onceonly.internal.jms..",
                     "dev.onceonly.internal.redis..", "dev.onceonly.internal.memory..", "dev.onceonly.internal.jdbc..", "dev.onceonly.internal.jta..", "dev.onceonly.internal.observability..",
-                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.internal.outbox..", "dev.onceonly.internal.ledger..");
+                    "dev.onceonly.http..", "dev.onceonly.demo..", "dev.onceonly.internal.outbox..", "dev.onceonly.internal.ledger..",
+                    "dev.onceonly.internal.deadletter..");
 
     /**
      * The OpenTelemetry API is there only with MicroProfile Telemetry: observability, which the

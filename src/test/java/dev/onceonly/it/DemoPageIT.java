@@ -109,34 +109,36 @@ class DemoPageIT {
 
     /**
      * An invalid order (quantity -3) fails once (its exception is not worth retrying) and shows up
-     * in the dead-letter list with the connector's reason headers. Send back takes it off the list
-     * and publishes its body to the orders exchange again; since the order is still invalid, it
-     * fails again and comes back to the list under a new number with the same body digest: proof
+     * in the dead-letter list, read from the queue with the library's dead-letter operations, with
+     * the connector's reasons. Replay takes it off the list and sends it back to the orders
+     * exchange; since the order is still invalid, the guard's decision on it is FAILED, and it comes
+     * back to the list as a new dead letter with the same body digest, its replay counted: proof
      * that it really went through the queue and the consumer again.
      */
     @Test
-    void aDeadLetterSentBackLeavesTheListAndReturnsAfterGoingThroughTheQueueAgain() {
+    void aReplayedDeadLetterLeavesTheListAndReturnsAfterGoingThroughTheQueueAgain() {
         long deadLettered = number("deadLettered");
         browser.findElement(By.id("publish-invalid")).click();
         wait.until(b -> text("message").startsWith("Published an invalid order"));
         String digest = text("message").substring(text("message").lastIndexOf(' ') + 1);
 
-        WebElement letter = wait.until(b -> deadLetter(digest, 0));
-        long id = Long.parseLong(letter.getAttribute("data-id"));
+        WebElement letter = wait.until(b -> deadLetter(digest, null));
+        String id = letter.getAttribute("data-id");
         List<String> cells = letter.findElements(By.tagName("td")).stream().map(WebElement::getText).toList();
-        assertEquals("-3", cells.get(5), "quantity");
-        assertEquals("FAILED", cells.get(6), "x-onceonly-outcome");
-        assertEquals("1", cells.get(7), "x-onceonly-attempts: not retried");
-        assertTrue(cells.get(8).contains("InvalidOrderException"), "x-onceonly-reason: " + cells.get(8));
+        assertEquals("FAILED", cells.get(4), "outcome");
+        assertEquals("1", cells.get(5), "attempts: not retried");
+        assertTrue(cells.get(6).contains("InvalidOrderException"), "reason: " + cells.get(6));
+        assertTrue(cells.get(7).startsWith("inventory · key "), "consumer and key digest: " + cells.get(7));
+        assertEquals("0", cells.get(8), "replays");
         assertFalse(letter.getText().contains("orderId"), "never the body or its key");
+        wait.until(b -> number("deadLettered") >= deadLettered + 1);
 
-        letter.findElement(By.className("send-back")).click();
-        wait.until(b -> text("message").equals("Sent dead letter #" + id + " back to the orders queue"));
+        letter.findElement(By.className("replay")).click();
+        wait.until(b -> text("message").startsWith("Replayed dead letter " + id.substring(0, 8) + ": FAILED"));
         assertTrue(browser.findElements(By.cssSelector("#dead-letters tr[data-id='" + id + "']")).isEmpty(), "off the list");
 
         WebElement again = wait.until(b -> deadLetter(digest, id));
-        assertTrue(Long.parseLong(again.getAttribute("data-id")) > id);
-        wait.until(b -> number("deadLettered") >= deadLettered + 2);
+        assertEquals("1", again.findElements(By.tagName("td")).get(8).getText(), "the replay counted");
     }
 
     /**
@@ -170,10 +172,10 @@ class DemoPageIT {
         assertEquals("Claim store in service.", text("outage-status"));
     }
 
-    /** The dead-letter row of this body numbered above {@code after}, or {@code null}. */
-    private WebElement deadLetter(String digest, long after) {
+    /** The dead-letter row of this body with another id than {@code other} (any, when {@code null}), or {@code null}. */
+    private WebElement deadLetter(String digest, String other) {
         return browser.findElements(By.cssSelector("#dead-letters tbody tr[data-digest='" + digest + "']")).stream()
-                .filter(r -> Long.parseLong(r.getAttribute("data-id")) > after).findFirst().orElse(null);
+                .filter(r -> !r.getAttribute("data-id").equals(other)).findFirst().orElse(null);
     }
 
     /** Outcomes of the decisions numbered above {@code after}, by key digest. */

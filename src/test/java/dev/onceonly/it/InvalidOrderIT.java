@@ -57,7 +57,7 @@ class InvalidOrderIT {
         ConnectionFactory f = new ConnectionFactory();
         f.setHost("127.0.0.1");
         try (Connection c = f.newConnection("onceonly-invalid-order-it"); Channel ch = c.createChannel()) {
-            // A copy of every dead letter (the demo consumes its dead-letter queue itself).
+            // A copy of every dead letter, apart from the dead-letter queue the demo's page reads.
             String audit = ch.queueDeclare("", false, true, true, null).getQueue();
             ch.queueBind(audit, QUEUE + ".dlx", "");
             ch.confirmSelect();

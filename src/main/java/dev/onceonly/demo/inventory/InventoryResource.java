@@ -12,7 +12,6 @@ import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
-import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
@@ -36,8 +35,8 @@ import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * The demo's REST API: publish orders (with deliberate copies, to show duplicates, or invalid ones,
- * to fill the dead-letter queue), read stock, read what the guard decided, and list and send back
- * dead letters.
+ * to fill the dead-letter queue, which {@link DeadLetterList} shows), read stock, and read what the
+ * guard decided.
  */
 @Path("/")
 @ApplicationScoped
@@ -65,7 +64,7 @@ public class InventoryResource {
     ShippingResource shipping;
 
     @Inject
-    DeadLetters deadLetters;
+    DeadLetterList deadLetters;
 
     @Inject
     ClaimStoreOutage outage;
@@ -135,34 +134,7 @@ public class InventoryResource {
         String body = order.build().toString();
         orders.send(body).toCompletableFuture().get(1, TimeUnit.MINUTES);
         return JSON.createObjectBuilder().add("kind", kind).add("published", 1)
-                .add("bodySha256", DeadLetters.sha256(body.getBytes(StandardCharsets.UTF_8))).build();
-    }
-
-    /** The last dead letters, newest first (see {@link DeadLetters} for what is shown of them). */
-    @GET
-    @Path("/dead-letters")
-    public JsonObject deadLetters() {
-        return JSON.createObjectBuilder().add("received", deadLetters.received())
-                .add("kept", DeadLetters.toJson(deadLetters.kept())).build();
-    }
-
-    /**
-     * Sends a dead letter back: publishes its body again to the orders exchange (a new message, without
-     * the dead-letter headers) and takes it off the list. An order that is still invalid comes back
-     * to the list as a new dead letter with the same body digest.
-     */
-    @POST
-    @Path("/dead-letters/{id}/send-back")
-    public JsonObject sendBack(@PathParam("id") long id) throws Exception {
-        DeadLetters.Letter letter = deadLetters.take(id)
-                .orElseThrow(() -> new NotFoundException("no dead letter " + id + " (sent back already, or no longer kept)"));
-        try {
-            orders.send(letter.body()).toCompletableFuture().get(1, TimeUnit.MINUTES);
-        } catch (Exception e) {
-            deadLetters.putBack(letter); // not published: it stays on the list to be tried again
-            throw e;
-        }
-        return JSON.createObjectBuilder().add("id", id).add("bodySha256", letter.bodySha256()).add("sentBack", true).build();
+                .add("bodySha256", DeadLetterList.sha256(body.getBytes(StandardCharsets.UTF_8))).build();
     }
 
     private void send(List<Order> batch, int copies) throws Exception {
@@ -207,7 +179,7 @@ public class InventoryResource {
     @GET
     @Path("/stats")
     public JsonObject stats() {
-        return JSON.createObjectBuilder(stats.toJson(deadLetters.received(), shipping.totalCalls(), shipping.totalShipments()))
+        return JSON.createObjectBuilder(stats.toJson(deadLetters.count(), shipping.totalCalls(), shipping.totalShipments()))
                 .add("reservedEvents", reserved.applied()).add("reservedDuplicates", reserved.duplicates())
                 .add("claimStoreOutageSeconds", outage.secondsLeft())
                 .add("timing", timings.toJson()).build();

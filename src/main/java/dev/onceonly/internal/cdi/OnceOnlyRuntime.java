@@ -3,6 +3,7 @@ package dev.onceonly.internal.cdi;
 import dev.onceonly.api.ClaimStoreControl;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.InvalidConfigurationException;
+import dev.onceonly.api.DeadLetterQueues;
 import dev.onceonly.internal.config.OnceOnlyConfig;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.GuardEngine;
@@ -64,6 +65,10 @@ public class OnceOnlyRuntime implements GuardLife {
     @Inject
     Instance<TransactionRunner> transactionRunners;
 
+    /** The connector's dead-letter queues, whose dead letters keep the ledger rows they may need. */
+    @Inject
+    Instance<DeadLetterQueues> deadLetterQueues;
+
     /** Further listeners contributed as beans (metrics, tracing). */
     @Inject
     Instance<GuardListener> listeners;
@@ -110,7 +115,8 @@ public class OnceOnlyRuntime implements GuardLife {
         if (!ledgerConsumers.isEmpty()) {
             ledger = checkedLedger(ledgerConsumers, tx);
             OnceOnlyConfig.LedgerSettings s = extension.ledgerSettings();
-            ledgerPurge = new LedgerPurge(ledger, s.retention(), s.purgeInterval(), s.purgeBatchSize(), clock, scheduler);
+            ledgerPurge = new LedgerPurge(ledger, s.retention(), s.purgeInterval(), s.purgeBatchSize(), clock, scheduler,
+                    () -> deadLetterQueues.isResolvable() ? deadLetterQueues.get().oldest() : Optional.empty());
             LogId.ONCE0401I.log(ledgerConsumers, Durations.format(s.retention()), Durations.format(s.purgeInterval()),
                     s.purgeBatchSize());
         }

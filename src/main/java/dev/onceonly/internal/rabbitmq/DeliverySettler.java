@@ -2,8 +2,11 @@ package dev.onceonly.internal.rabbitmq;
 
 import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.support.Durations;
+import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.internal.support.LogId;
+import dev.onceonly.rabbitmq.RabbitHeaders;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -37,19 +40,23 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
     private final Settlement settlement;
     private final Redelivery redelivery;
     private final DoubleSupplier jitter;
+    private final ReplayWatch replays;
     /** Whether a requeue raises the broker's delivery count (quorum queues; also found out at runtime). */
     private volatile boolean requeueCounts;
 
     /**
      * @param publisher the publisher for retry copies and dead letters, of the current connection
      * @param jitter    the random factor of each backoff
+     * @param clock     the wall time dead letters are stamped with
+     * @param replays   where the decisions on replays of dead letters are reported
      */
     DeliverySettler(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-                    CopySignature signature, DelayQueues delayQueues, DoubleSupplier jitter) {
+                    CopySignature signature, DelayQueues delayQueues, DoubleSupplier jitter, Clock clock, ReplayWatch replays) {
         this.settings = settings;
         this.settlement = settlement;
         this.jitter = jitter;
-        this.redelivery = new Redelivery(settings, settlement, publisher, signature, delayQueues, () -> requeueCounts);
+        this.replays = replays;
+        this.redelivery = new Redelivery(settings, settlement, publisher, signature, delayQueues, () -> requeueCounts, clock);
         this.requeueCounts = settings.queueType().requeueCounts();
     }
 
@@ -76,6 +83,10 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
     private CompletionStage<Void> settle(Delivery d, Disposition disposition) {
         if (!d.decide()) {
             return DONE;
+        }
+        Object replayOf = d.metadata.headers().get(RabbitHeaders.REPLAY_OF);
+        if (replayOf != null) {
+            ReplayReport.settled(replayOf.toString(), settings.channel(), disposition, replays);
         }
         switch (disposition.action()) {
             case ACK -> settlement.ack(d);

@@ -1,5 +1,7 @@
 package dev.onceonly.internal.rabbitmq;
 
+import dev.onceonly.internal.deadletter.DeadLetterAccess;
+import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.internal.support.Durations;
@@ -44,13 +46,19 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private int inFlightAtStop;
 
     InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing) {
+        this(settings, resources, handover, tracing, new ReplayWatch());
+    }
+
+    /** @param replays where the guard's decisions on replays of dead letters are reported */
+    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing,
+                   ReplayWatch replays) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.publishing = new PublishConnection(this, settings);
         CopySignature signature = CopySignature.of(settings);
         this.settler = new DeliverySettler(settings, settlement, publishing::publisher, signature,
-                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter());
+                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), resources.clock(), replays);
         this.consuming = new ConsumingConnection(this, settings, signature, tracing, this::received, settler::requeuesAreCounted);
         this.emitter = new DeliveryEmitter(settings.channel(), handover, resources, settings.claimAhead(), settings.batch(),
                 new DeliveryEmitter.Hooks() {
@@ -161,5 +169,10 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     void close() {
         publishing.close();
         consuming.close();
+    }
+
+    /** {@return the channel's dead-letter queue, read on its publishing connection} */
+    DeadLetterAccess deadLetters() {
+        return DeadLetterEndpoint.of(settings, DeadLetterEndpoint.on(publishing::connection));
     }
 }

@@ -2,6 +2,9 @@ package dev.onceonly.internal.rabbitmq;
 
 import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.internal.config.OnceOnlyConfig;
+import dev.onceonly.api.DeadLetterQueues;
+import dev.onceonly.internal.deadletter.DeadLetterChannels;
+import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
 import dev.onceonly.spi.MessageTracing;
@@ -31,6 +34,7 @@ import org.eclipse.microprofile.reactive.streams.operators.ReactiveStreams;
 import org.eclipse.microprofile.reactive.streams.operators.SubscriberBuilder;
 
 import java.util.ArrayList;
+import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -74,6 +78,8 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     private volatile MessageTracing tracing;
 
     private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
+    /** The connector's decisions on replays of dead letters, for the replays this instance waits on. */
+    private final ReplayWatch replays = new ReplayWatch();
     private final List<OutboundChannel> outbound = new CopyOnWriteArrayList<>();
     /** The outbox relay's connection, made when the application uses the outbox. */
     private OutboxEndpoint outbox;
@@ -105,7 +111,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
         InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING, this::credentialsProvider).incoming(), resources, handover,
-                this::tracing);
+                this::tracing, replays);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -178,6 +184,16 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
         inbound.forEach(InboundChannel::stopConsuming);
         inbound.forEach(InboundChannel::drainAndClose);
         outbound.forEach(OutboundChannel::stop);
+    }
+
+    /**
+     * The dead-letter queues of the incoming channels ({@code @Inject DeadLetterQueues}); each
+     * operation reads on an AMQP channel of its own, on the incoming channel's publishing connection.
+     */
+    @Produces
+    @ApplicationScoped
+    DeadLetterQueues deadLetterQueues() {
+        return new DeadLetterChannels(() -> inbound.stream().map(InboundChannel::deadLetters).toList(), replays, Clock.systemUTC());
     }
 
     /** Readiness: every channel's broker connections are open (amqp-client recovers them after a drop). */

@@ -3,6 +3,7 @@ package dev.onceonly.internal.rabbitmq;
 import com.rabbitmq.client.Connection;
 
 import java.io.IOException;
+import java.time.Clock;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,9 +28,10 @@ import java.util.function.LongSupplier;
  * @param opener    opens the broker connections ({@link Connections#open})
  * @param nanoClock the time delays are measured on ({@link System#nanoTime()})
  * @param jitter    the random fraction in [0, 1) a retry backoff is spread by
+ * @param clock     the wall time a dead letter is stamped with ({@link dev.onceonly.rabbitmq.RabbitHeaders#DEAD_LETTERED_AT})
  */
 record RabbitResources(ThreadFactory threads, ExecutorService executor, ScheduledExecutorService scheduler,
-                       Opener opener, LongSupplier nanoClock, DoubleSupplier jitter) {
+                       Opener opener, LongSupplier nanoClock, DoubleSupplier jitter, Clock clock) {
 
     /**
      * Pools of the connector's own on {@code threads}, real connections, the system clock. The
@@ -41,7 +43,7 @@ record RabbitResources(ThreadFactory threads, ExecutorService executor, Schedule
         scheduler.setRemoveOnCancelPolicy(true);
         return new RabbitResources(threads, Executors.newCachedThreadPool(threads), scheduler,
                 (s, channel, role, r, recovered) -> Connections.open(s, channel, role, r.threads(), r.executor(), recovered),
-                System::nanoTime, () -> ThreadLocalRandom.current().nextDouble());
+                System::nanoTime, () -> ThreadLocalRandom.current().nextDouble(), Clock.systemUTC());
     }
 
     /** Opens one connection of a channel; see {@link Connections#open}. */

@@ -8,13 +8,12 @@ import com.rabbitmq.client.AMQP;
 import dev.onceonly.internal.support.Durations;
 import dev.onceonly.internal.support.LogId;
 
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -36,13 +35,16 @@ final class Redelivery {
     private final CopySignature signature;
     private final DelayQueues delayQueues;
     private final BooleanSupplier requeueCounts;
+    private final Clock clock;
 
     /**
      * @param requeueCounts whether a requeue raises the broker's delivery count (a quorum queue); may
      *                      change while running, when the connector finds out
+     * @param clock         the wall time a dead letter is stamped with
      */
     Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-               CopySignature signature, DelayQueues delayQueues, BooleanSupplier requeueCounts) {
+               CopySignature signature, DelayQueues delayQueues, BooleanSupplier requeueCounts, Clock clock) {
+        this.clock = clock;
         this.requeueCounts = requeueCounts;
         this.settings = settings;
         this.settlement = settlement;
@@ -138,6 +140,14 @@ final class Redelivery {
         headers.put(RabbitHeaders.ATTEMPTS, m.attempt());
         headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, m.exchange());
         headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, m.routingKey());
+        // What the dead-letter operations name and date it by; the id is an identifier only, never
+        // an input to a decision, so it may be random. (REPLAYS, from a replay, stays: it counts on.)
+        headers.put(RabbitHeaders.DEAD_LETTER_ID, UUID.randomUUID().toString());
+        headers.put(RabbitHeaders.DEAD_LETTERED_AT, clock.millis());
+        if (!keyDigest.isEmpty()) {
+            headers.put(RabbitHeaders.KEY_DIGEST, keyDigest);
+        }
+        headers.remove(RabbitHeaders.REPLAY_OF);
         Object[] line = {settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest, bodyHash(m.body()),
                 disposition.outcome(), m.attempt(), settings.deadLetterExchange(), disposition.loggedReason()};
         publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,
@@ -199,12 +209,7 @@ final class Redelivery {
 
     /** Short SHA-256 of a body: identifies a message in logs without revealing it. */
     static String bodyHash(byte[] body) {
-        try {
-            byte[] sha = MessageDigest.getInstance("SHA-256").digest(body);
-            return HexFormat.of().formatHex(sha, 0, 8);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
-        }
+        return DeadLetterEndpoint.sha256(body).substring(0, 16);
     }
 
     /**

@@ -8,21 +8,11 @@ import dev.onceonly.internal.rabbitmq.ChannelTopology.Kind;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * {@code bin/onceonly-topology}: lists the queues and exchanges the connector declares for an
@@ -33,11 +23,8 @@ import java.util.regex.Pattern;
  */
 public final class TopologyCommand {
 
-    private static final Pattern CHANNEL = Pattern.compile("mp\\.messaging\\.(incoming|outgoing)\\.([^.]+)\\.connector");
-
     private final PrintStream out;
-    private final Map<String, String> properties = new LinkedHashMap<>();
-    private final List<String> only = new ArrayList<>();
+    private final CommandConfig command = new CommandConfig();
     private boolean delete;
     private boolean force;
     private boolean exchanges;
@@ -57,86 +44,42 @@ public final class TopologyCommand {
         try {
             command.parse(args);
         } catch (IllegalArgumentException | IOException e) {
-            System.err.println("onceonly-topology: " + e.getMessage());
-            System.exit(2);
+            CommandConfig.exit("onceonly-topology", e, 2);
         }
         try {
             command.run();
         } catch (Exception e) {
-            System.err.println("onceonly-topology: " + e.getMessage());
-            System.exit(1);
+            CommandConfig.exit("onceonly-topology", e, 1);
         }
     }
 
     private void parse(String[] args) throws IOException {
-        Map<String, String> set = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            switch (a) {
+            int taken = command.take(args, i);
+            if (taken >= 0) {
+                i = taken;
+                continue;
+            }
+            switch (args[i]) {
                 case "--delete" -> delete = true;
                 case "--force" -> force = true;
                 case "--include-exchanges" -> exchanges = true;
-                case "--config", "--set", "--channel" -> {
-                    if (i + 1 == args.length) {
-                        throw new IllegalArgumentException(a + " needs a value");
-                    }
-                    String v = args[++i];
-                    if (a.equals("--config")) {
-                        load(Path.of(v));
-                    } else if (a.equals("--channel")) {
-                        only.add(v);
-                    } else if (v.indexOf('=') < 1) {
-                        throw new IllegalArgumentException("--set NAME=VALUE, not " + v);
-                    } else {
-                        set.put(v.substring(0, v.indexOf('=')), v.substring(v.indexOf('=') + 1));
-                    }
-                }
-                default -> throw new IllegalArgumentException("unknown option " + a + " (--help)");
+                default -> throw new IllegalArgumentException("unknown option " + args[i] + " (--help)");
             }
         }
-        properties.putAll(set);
         if ((force || exchanges) && !delete) {
             throw new IllegalArgumentException("--force and --include-exchanges go with --delete");
         }
     }
 
-    private void load(Path file) throws IOException {
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            p.load(r);
-        }
-        p.stringPropertyNames().forEach(n -> properties.put(n, p.getProperty(n)));
-    }
-
     private void run() throws Exception {
-        FileConfig config = new FileConfig(properties, null);
-        Map<String, ChannelConfig.Direction> channels = new TreeMap<>();
-        for (String name : properties.keySet()) {
-            Matcher m = CHANNEL.matcher(name);
-            if (m.matches() && ChannelProperties.CONNECTOR.equals(config.getOptionalValue(name, String.class).orElse("").trim())) {
-                channels.put(m.group(2), ChannelConfig.Direction.valueOf(m.group(1).toUpperCase(Locale.ROOT)));
-            }
-        }
-        for (String c : only) {
-            if (!channels.containsKey(c)) {
-                throw new IllegalArgumentException("no channel " + c + " of the connector " + ChannelProperties.CONNECTOR
-                        + " in the configuration; found " + channels.keySet());
-            }
-        }
-        if (channels.isEmpty()) {
-            throw new IllegalArgumentException("no channel with connector=" + ChannelProperties.CONNECTOR + " in the configuration (--config)");
-        }
-        for (var e : channels.entrySet()) {
-            if (only.isEmpty() || only.contains(e.getKey())) {
-                ChannelConfig channel = new ChannelConfig(config.channel(e.getValue().prefix(e.getKey()), e.getKey()), config, e.getValue(),
-                        BrokerConfig.CredentialsProviders.NONE);
-                if (e.getValue() == ChannelConfig.Direction.INCOMING) {
-                    IncomingSettings s = channel.incoming();
-                    show(ChannelTopology.of(s), s.connection(), "incoming");
-                } else {
-                    OutgoingSettings s = channel.outgoing();
-                    show(ChannelTopology.of(s), s.connection(), "outgoing");
-                }
+        for (CommandConfig.Channel c : command.channels(command.config())) {
+            if (c.direction() == ChannelConfig.Direction.INCOMING) {
+                IncomingSettings s = c.config().incoming();
+                show(ChannelTopology.of(s), s.connection(), "incoming");
+            } else {
+                OutgoingSettings s = c.config().outgoing();
+                show(ChannelTopology.of(s), s.connection(), "outgoing");
             }
         }
     }

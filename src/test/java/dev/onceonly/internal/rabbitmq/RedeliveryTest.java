@@ -17,7 +17,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Proxy;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -87,6 +90,9 @@ class RedeliveryTest {
                 default -> throw new UnsupportedOperationException(method.getName());
             });
 
+    /** The wall time dead letters are stamped with. */
+    private static final Instant NOW = Instant.parse("2026-12-03T12:00:00Z");
+
     private final IncomingSettings settings = TestChannelConfig.of(Map.of("channel-name", "orders", "queue.name", "q",
             "retry-delay", "1s", "retry-broker-delay-above", "5s"), ChannelConfig.Direction.INCOMING).incoming();
     private final CopySignature signature = CopySignature.of(settings);
@@ -97,7 +103,7 @@ class RedeliveryTest {
     private final Settlement settlement = new Settlement(settings.retryDelay(), held, handover);
     private final ConfirmingPublisher publisher = publisher();
     private final Redelivery redelivery = new Redelivery(settings, settlement, () -> publisher, signature,
-            new DelayQueues(settings, () -> connection, System::nanoTime), () -> requeueCounts);
+            new DelayQueues(settings, () -> connection, System::nanoTime), () -> requeueCounts, Clock.fixed(NOW, ZoneOffset.UTC));
     private final LogCapture log = new LogCapture();
 
     /** One publish on the publishing channel, with its sequence number for the confirm. */
@@ -307,6 +313,9 @@ class RedeliveryTest {
         assertFalse(h.containsKey(RabbitHeaders.SIGNATURE));
         assertEquals(1L, h.get(ConfirmingPublisher.SEQUENCE_HEADER), "this publish's own sequence, not the incoming one");
         assertEquals("kept", h.get("app"));
+        assertEquals(NOW.toEpochMilli(), h.get(RabbitHeaders.DEAD_LETTERED_AT), "dated, for the purge's hold and the operations");
+        assertEquals(36, h.get(RabbitHeaders.DEAD_LETTER_ID).toString().length(), "named, for the operations: " + h);
+        assertEquals("ab12", h.get(RabbitHeaders.KEY_DIGEST));
         assertFalse(log.contains("ONCE0505W"), "logged once the broker has it");
         assertEquals(List.of(), settled);
 

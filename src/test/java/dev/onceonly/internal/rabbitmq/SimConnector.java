@@ -6,6 +6,7 @@ import dev.onceonly.spi.MessageTracing;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.reactivestreams.Subscriber;
 
+import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,7 +40,7 @@ public final class SimConnector {
                                      DoubleSupplier jitter, Handover handover, Subscriber<? super Message<?>> subscriber) {
         IncomingSettings settings = TestChannelConfig.of(attributes, ChannelConfig.Direction.INCOMING).incoming();
         RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(), executor, executor,
-                (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter);
+                (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter, Clock.systemUTC());
         InboundChannel channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE);
         channel.subscribe(subscriber);
         channel.start();

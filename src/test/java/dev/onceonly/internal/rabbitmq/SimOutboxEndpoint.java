@@ -4,6 +4,7 @@ import com.rabbitmq.client.Connection;
 import dev.onceonly.internal.outbox.OutboxPublisher;
 import io.smallrye.config.SmallRyeConfigBuilder;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,7 +30,7 @@ public final class SimOutboxEndpoint {
     public static OutboxPublisher start(ScheduledExecutorService executor, BiFunction<String, String, Connection> connect,
                                         LongSupplier nanoClock, DoubleSupplier jitter, Duration confirmTimeout) {
         RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(), executor, executor,
-                (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter);
+                (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter, Clock.systemUTC());
         ConnectionSettings settings = BrokerConfig.connectorWide(new SmallRyeConfigBuilder().build(),
                 BrokerConfig.CredentialsProviders.NONE);
         OutboxEndpoint endpoint = new OutboxEndpoint(settings, confirmTimeout, resources);

@@ -3,11 +3,11 @@ package dev.onceonly.internal.rabbitmq;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import dev.onceonly.testing.Script;
 import dev.onceonly.testing.TestRabbit;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -117,14 +116,8 @@ class TopologyCommandTest {
     }
 
     private static List<String> run(Path properties, String... options) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(SCRIPT.toString(), "--config", properties.toString()));
-        cmd.addAll(List.of(options));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("ONCEONLY_CLASSPATH", System.getProperty("java.class.path"));
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
-        return out.lines().toList();
+        List<String> args = new ArrayList<>(List.of("--config", properties.toString()));
+        args.addAll(List.of(options));
+        return Script.run(SCRIPT, 0, args);
     }
 }

@@ -1,0 +1,72 @@
+package dev.onceonly.internal.deadletter;
+
+import dev.onceonly.api.DeadLetterQueue;
+import dev.onceonly.api.DeadLetterQueues;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+
+/**
+ * {@link DeadLetterQueues} over the connector's incoming channels, found when asked: channels are
+ * created while the application deploys, after this may have been made.
+ */
+public final class DeadLetterChannels implements DeadLetterQueues {
+
+    private final Supplier<List<DeadLetterAccess>> channels;
+    private final ReplayWatch watch;
+    private final Clock clock;
+
+    /**
+     * @param channels the dead-letter queue of each incoming channel (one per configured channel)
+     * @param watch    where the connector reports its decisions on replays
+     * @param clock    what "now" is
+     */
+    public DeadLetterChannels(Supplier<List<DeadLetterAccess>> channels, ReplayWatch watch, Clock clock) {
+        this.channels = channels;
+        this.watch = watch;
+        this.clock = clock;
+    }
+
+    private Map<String, DeadLetterAccess> byName() {
+        Map<String, DeadLetterAccess> byName = new TreeMap<>();
+        channels.get().forEach(a -> byName.putIfAbsent(a.channel(), a));
+        return byName;
+    }
+
+    @Override
+    public List<String> channels() {
+        return List.copyOf(byName().keySet());
+    }
+
+    @Override
+    public DeadLetterQueue channel(String channel) {
+        Map<String, DeadLetterAccess> byName = byName();
+        DeadLetterAccess access = byName.get(channel);
+        if (access == null) {
+            throw new IllegalArgumentException("no incoming channel '" + channel + "' of the RabbitMQ connector; there are "
+                    + byName.keySet());
+        }
+        return new DeadLetterOperations(access, watch, clock);
+    }
+
+    @Override
+    public Optional<Instant> oldest() {
+        Instant oldest = null;
+        for (DeadLetterAccess access : byName().values()) {
+            try (DeadLetterAccess.Scan scan = access.scan()) {
+                for (DeadLetterAccess.Held h = scan.next(); h != null; h = scan.next()) {
+                    Instant at = h.letter().deadLetteredAt();
+                    if (at != null && (oldest == null || at.isBefore(oldest))) {
+                        oldest = at;
+                    }
+                }
+            }
+        }
+        return Optional.ofNullable(oldest);
+    }
+}

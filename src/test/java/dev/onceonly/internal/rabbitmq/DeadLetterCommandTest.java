@@ -1,0 +1,100 @@
+package dev.onceonly.internal.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import dev.onceonly.rabbitmq.RabbitHeaders;
+import dev.onceonly.testing.Script;
+import dev.onceonly.testing.TestRabbit;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code bin/onceonly-dlq} against the machine's RabbitMQ, on a channel's dead-letter queue read
+ * from the application's properties file: listing and showing take nothing away and print no body
+ * unless asked, a dry run changes nothing, a replay goes back to the original queue, marked.
+ */
+class DeadLetterCommandTest {
+
+    private static final Path SCRIPT = Path.of("bin", "onceonly-dlq");
+
+    @Test
+    void listsShowsReplaysAndDiscardsFromTheApplicationsProperties() throws Exception {
+        String queue = "onceonly.dlq-command-test." + UUID.randomUUID();
+        String dlq = queue + ".dlq";
+        Path properties = Files.createTempFile("onceonly-dlq", ".properties");
+        Files.writeString(properties, "mp.messaging.incoming.orders.connector=onceonly-rabbitmq\n"
+                + "mp.messaging.incoming.orders.queue.name=" + queue + "\n"
+                + "mp.messaging.outgoing.out.connector=onceonly-rabbitmq\n");
+        IncomingSettings settings = TestChannelConfig.of(Map.of("channel-name", "orders", "queue.name", queue),
+                ChannelConfig.Direction.INCOMING).incoming();
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost("127.0.0.1");
+        try (Connection c = f.newConnection("dlq-command-test"); TestRabbit rabbit = new TestRabbit()) {
+            try {
+                Topology.declare(c, c.createChannel(), settings).close();
+                rabbit.publish("", dlq, letter("dl-failed", "FAILED", "java.lang.IllegalStateException: down", queue), "{\"id\":\"secret-1\"}");
+                rabbit.publish("", dlq, letter("dl-rejected", "REJECTED", "no key", queue), "not json");
+
+                List<String> listed = run(0, properties, "list");
+                assertTrue(listed.get(0).startsWith("channel orders, dead-letter queue " + dlq + " on amqp://guest@"), listed.toString());
+                assertEquals("2 dead letter(s), 2 matching, showing 2 from 0", listed.get(1));
+                assertTrue(listed.get(2).startsWith("dl-failed  FAILED  attempts 3  consumer inventory  at 2026-"), listed.get(2));
+                assertTrue(listed.get(2).endsWith("java.lang.IllegalStateException: down"), listed.get(2));
+                assertFalse(String.join("\n", listed).contains("secret"), "no body: " + listed);
+                assertEquals(2, TestRabbit.total(dlq), "listing takes nothing away");
+                assertEquals(3, run(0, properties, "list", "--outcome", "rejected").size());
+
+                List<String> shown = run(0, properties, "show", "dl-failed");
+                assertTrue(shown.contains("replays to: exchange '', routing key '" + queue + "'"), shown.toString());
+                assertTrue(shown.contains("key digest: k-digest"), shown.toString());
+                assertEquals("{\"id\":\"secret-1\"}", run(0, properties, "show", "dl-failed", "--body").get(1));
+                run(1, properties, "show", "no-such-id");
+                run(2, properties, "replay");
+                run(2, properties, "list", "--dry-run");
+
+                List<String> dry = run(0, properties, "replay", "--all", "--outcome", "FAILED", "--dry-run");
+                assertEquals("dry run: replay would replay 1 dead letter(s)", dry.get(1));
+                assertEquals(2, TestRabbit.total(dlq), "a dry run changes nothing");
+
+                List<String> replayed = run(0, properties, "replay", "dl-failed");
+                assertTrue(replayed.get(1).startsWith("dl-failed PUBLISHED: "), replayed.toString());
+                assertEquals(1, TestRabbit.total(dlq));
+                GetResponse copy = rabbit.drain(queue).get(0);
+                assertEquals("dl-failed", copy.getProps().getHeaders().get(RabbitHeaders.REPLAY_OF).toString());
+                assertEquals("{\"id\":\"secret-1\"}", new String(copy.getBody(), StandardCharsets.UTF_8));
+
+                List<String> discarded = run(0, properties, "discard", "--all");
+                assertTrue(discarded.get(1).startsWith("discarded dl-rejected  REJECTED"), discarded.toString());
+                assertEquals(0, TestRabbit.total(dlq));
+            } finally {
+                rabbit.deleteChannelTopology(queue);
+            }
+        }
+    }
+
+    private static AMQP.BasicProperties letter(String id, String outcome, String reason, String queue) {
+        return new AMQP.BasicProperties.Builder().headers(Map.of(RabbitHeaders.DEAD_LETTER_ID, id, RabbitHeaders.OUTCOME, outcome,
+                RabbitHeaders.REASON, reason, RabbitHeaders.ATTEMPTS, 3, RabbitHeaders.CONSUMER, "inventory",
+                RabbitHeaders.DEAD_LETTERED_AT, 1_796_000_000_000L, RabbitHeaders.KEY_DIGEST, "k-digest",
+                RabbitHeaders.ORIGINAL_EXCHANGE, "", RabbitHeaders.ORIGINAL_ROUTING_KEY, queue)).build();
+    }
+
+    private static List<String> run(int exit, Path properties, String... options) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--config", properties.toString(), "--channel", "orders"));
+        args.addAll(List.of(options));
+        return Script.run(SCRIPT, exit, args);
+    }
+}

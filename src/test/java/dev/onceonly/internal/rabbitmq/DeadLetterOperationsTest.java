@@ -1,0 +1,329 @@
+package dev.onceonly.internal.rabbitmq;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.onceonly.api.DeadLetter;
+import dev.onceonly.api.DeadLetterFilter;
+import dev.onceonly.api.DeadLetterPage;
+import dev.onceonly.api.DeadLetterQueue;
+import dev.onceonly.api.GuardEvent;
+import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageRefusedException;
+import dev.onceonly.api.OnceOnlyException;
+import dev.onceonly.api.Outcome;
+import dev.onceonly.api.ReplayResult;
+import dev.onceonly.internal.deadletter.DeadLetterAccess;
+import dev.onceonly.internal.deadletter.DeadLetterChannels;
+import dev.onceonly.internal.deadletter.DeadLetterOperations;
+import dev.onceonly.internal.deadletter.ReplayWatch;
+import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
+import dev.onceonly.rabbitmq.RabbitHeaders;
+import dev.onceonly.spi.Dispatch;
+import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.MessageTracing;
+import dev.onceonly.testing.LogCapture;
+import dev.onceonly.testing.TestRabbit;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static dev.onceonly.testing.Eventually.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The dead-letter operations against the machine's RabbitMQ, on dead letters the connector itself
+ * made: an incoming channel dead-letters refused messages, the operations read, replay and discard
+ * them, and the same channel consumes the replays and reports the guard's decisions on them.
+ */
+class DeadLetterOperationsTest {
+
+    static final Duration LIMIT = InboundChannelTest.LIMIT;
+
+    final String queue = "onceonly.dlq-test." + UUID.randomUUID();
+    final String dlq = queue + ".dlq";
+    final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
+    final InboundChannelTest.Probe probe = new InboundChannelTest.Probe();
+    final Handover handover = new Handover();
+    final ReplayWatch watch = new ReplayWatch();
+    final AtomicReference<Channel> lastOpened = new AtomicReference<>();
+    Connection operationsConnection;
+    TestRabbit rabbit;
+    InboundChannel channel;
+    DeadLetterEndpoint endpoint;
+    DeadLetterQueue operations;
+
+    @BeforeEach
+    void start() throws Exception {
+        rabbit = new TestRabbit();
+        IncomingSettings settings = TestChannelConfig.of(Map.of("channel-name", "orders", "queue.name", queue, "host", "127.0.0.1",
+                "max-attempts", "1", "retry-delay", "100ms", "drain-timeout", "2s"), ChannelConfig.Direction.INCOMING).incoming();
+        channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE, watch);
+        channel.subscribe(probe);
+        channel.start();
+        await("the consumer", LIMIT, () -> {
+            try {
+                return rabbit.consumers(queue);
+            } catch (IOException notDeclaredYet) {
+                return -1;
+            }
+        }, n -> n == 1);
+        probe.request(100);
+        operationsConnection = resources.open(settings.connection(), "orders", "dead-letters");
+        endpoint = DeadLetterEndpoint.of(settings, () -> {
+            Channel ch = operationsConnection.createChannel();
+            lastOpened.set(ch);
+            return ch;
+        });
+        operations = new DeadLetterOperations(endpoint, watch, Clock.systemUTC());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        Connections.closeQuietly(operationsConnection);
+        channel.stopConsuming();
+        channel.drainAndClose();
+        rabbit.deleteChannelTopology(queue);
+        rabbit.close();
+        resources.executor().shutdownNow();
+        resources.scheduler().shutdownNow();
+    }
+
+    /** Publishes {@code body} to the queue and settles its delivery as the guard decided {@code outcome}. */
+    private void deadLetter(String body, Outcome outcome, String keyDigest) throws Exception {
+        rabbit.publish("", queue, body);
+        Message<?> m = probe.next();
+        settle(m, outcome, keyDigest);
+    }
+
+    private void settle(Message<?> m, Outcome outcome, String keyDigest) {
+        Dispatch dispatch = handover.take(m.getPayload());
+        assertNotNull(dispatch, "the delivery was posted under its payload");
+        String reason = outcome == Outcome.CONFLICT ? "processed before with another body" : "no key";
+        dispatch.decided(new GuardEvent("inventory", outcome, Layer.NONE, keyDigest, outcome == Outcome.FAILED ? "" : reason, 0));
+        if (outcome == Outcome.FAILED) {
+            m.nack(new IllegalStateException("stock service down"));
+        } else if (outcome.isRefusal()) {
+            m.nack(new MessageRefusedException(outcome, "inventory", keyDigest, reason, null));
+        } else {
+            m.ack();
+        }
+    }
+
+    private List<DeadLetter> all() {
+        return operations.list(DeadLetterFilter.ALL, 0, 100).letters();
+    }
+
+    @Test
+    void listsAndShowsDeadLettersWithoutTakingThemAndShowsTheBodyOnlyWhenAsked() throws Exception {
+        Instant before = Instant.now().minusSeconds(1);
+        deadLetter("{\"order\":1}", Outcome.REJECTED, "");
+        deadLetter("{\"order\":2}", Outcome.CONFLICT, "k2digest");
+        deadLetter("{\"order\":3}", Outcome.FAILED, "k3digest");
+        await("three dead letters", LIMIT, () -> TestRabbit.total(dlq), n -> n == 3);
+
+        List<DeadLetter> letters = all();
+
+        assertEquals(3, letters.size(), letters.toString());
+        assertEquals(3, TestRabbit.total(dlq), "reading takes nothing away");
+        assertEquals(3, operations.count());
+        DeadLetter conflict = letters.stream().filter(l -> l.outcome().equals("CONFLICT")).findFirst().orElseThrow();
+        assertEquals("inventory", conflict.consumer());
+        assertEquals("k2digest", conflict.keyDigest());
+        assertEquals("processed before with another body", conflict.reason());
+        assertEquals(1, conflict.attempts());
+        assertEquals(DeadLetterEndpoint.sha256("{\"order\":2}".getBytes(StandardCharsets.UTF_8)), conflict.bodySha256());
+        assertEquals(11, conflict.bodyBytes());
+        assertEquals("orders", conflict.channel());
+        assertTrue(conflict.replayable() && conflict.exchange().isEmpty() && conflict.routingKey().equals(queue), conflict.toString());
+        assertTrue(!conflict.deadLetteredAt().isBefore(before) && !conflict.deadLetteredAt().isAfter(Instant.now()), conflict.toString());
+        assertFalse(conflict.toString().contains("\"order\":2"), "no body in what is shown: " + conflict);
+        DeadLetter failed = letters.stream().filter(l -> l.outcome().equals("FAILED")).findFirst().orElseThrow();
+        assertTrue(failed.reason().contains("IllegalStateException: stock service down"), failed.reason());
+
+        assertEquals(Optional.of(conflict), operations.find(conflict.id()));
+        assertArrayEquals("{\"order\":2}".getBytes(StandardCharsets.UTF_8), operations.body(conflict.id()).orElseThrow());
+        assertEquals(Optional.empty(), operations.find("no-such-id"));
+
+        DeadLetterPage page = operations.list(DeadLetterFilter.ALL, 1, 1);
+        assertEquals(List.of(letters.get(1)), page.letters());
+        assertEquals(3, page.matching());
+        assertEquals(3, page.inQueue());
+        assertEquals(List.of(failed), operations.list(new DeadLetterFilter("failed", null, null, null), 0, 10).letters());
+        assertEquals(List.of(failed), operations.list(new DeadLetterFilter(null, "SERVICE DOWN", "inventory", null), 0, 10).letters());
+        assertEquals(0, operations.list(new DeadLetterFilter(null, null, null, Duration.ofHours(1)), 0, 10).matching());
+        assertEquals(3, TestRabbit.total(dlq), "still every one there");
+    }
+
+    /**
+     * A replay goes back to its original exchange and routing key, marked as a replay, and comes
+     * back to the guard: each of its decisions is what the replay reports, and a refusal puts it
+     * back in the dead-letter queue with the reason and its replay counted.
+     */
+    @Test
+    void replaysReportTheGuardsDecisionOnThem() throws Exception {
+        deadLetter("one", Outcome.FAILED, "d1");
+        deadLetter("two", Outcome.FAILED, "d2");
+        deadLetter("three", Outcome.FAILED, "d3");
+        await("three dead letters", LIMIT, () -> TestRabbit.total(dlq), n -> n == 3);
+        List<DeadLetter> letters = all();
+
+        try (LogCapture log = new LogCapture()) {
+            assertEquals(new ReplayResult(letters.get(0).id(), ReplayResult.Status.PROCESSED, "processed"),
+                    replayAndDecide(letters.get(0), Outcome.PROCESSED));
+            ReplayResult duplicate = replayAndDecide(letters.get(1), Outcome.DUPLICATE);
+            assertEquals(ReplayResult.Status.ALREADY_PROCESSED, duplicate.status(), duplicate.toString());
+            assertTrue(log.lines("ONCE0803I").stream().anyMatch(l -> l.contains(letters.get(1).id()) && l.contains("ALREADY_PROCESSED")
+                    && l.contains("key d2")), log.lines().toString());
+            ReplayResult conflict = replayAndDecide(letters.get(2), Outcome.CONFLICT);
+            assertEquals(ReplayResult.Status.REFUSED, conflict.status(), conflict.toString());
+            assertTrue(conflict.detail().startsWith("CONFLICT: processed before with another body"), conflict.detail());
+            assertTrue(log.lines("ONCE0801I").size() == 3, log.lines().toString());
+        }
+        await("the refused replay dead-lettered again", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        DeadLetter again = all().get(0);
+        assertEquals("CONFLICT", again.outcome());
+        assertEquals(1, again.replays(), "the replay is counted on the dead letter");
+        assertFalse(again.id().equals(letters.get(2).id()), "a new dead letter, with an id of its own");
+    }
+
+    /** Replays {@code letter} on another thread, the guard deciding {@code outcome} on the copy, and returns the replay's report. */
+    private ReplayResult replayAndDecide(DeadLetter letter, Outcome outcome) throws Exception {
+        CompletableFuture<ReplayResult> replay = CompletableFuture.supplyAsync(() -> operations.replay(letter.id(), LIMIT));
+        Message<?> copy = probe.next();
+        Map<String, Object> headers = copy.getMetadata(IncomingRabbitMetadata.class).orElseThrow().headers();
+        assertEquals(letter.id(), headers.get(RabbitHeaders.REPLAY_OF).toString());
+        assertEquals(letter.replays() + 1, ((Number) headers.get(RabbitHeaders.REPLAYS)).intValue());
+        assertFalse(headers.containsKey(RabbitHeaders.OUTCOME), "a replay is a delivery like the first: " + headers);
+        settle(copy, outcome, letter.keyDigest());
+        return replay.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    /**
+     * The dead letter is removed only after the broker confirmed its replay: a crash in between (the
+     * operation's channel gone) leaves it in the queue, and the copy is delivered; replayed
+     * again, the guard finds the key processed and the second copy is a duplicate.
+     */
+    @Test
+    void aCrashBetweenTheReplayAndTheRemovalLosesNothing() throws Exception {
+        deadLetter("crash", Outcome.FAILED, "dc");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        String id = all().get(0).id();
+        DeadLetterAccess crashing = new DeadLetterAccess() {
+            @Override
+            public String channel() {
+                return endpoint.channel();
+            }
+
+            @Override
+            public String queue() {
+                return endpoint.queue();
+            }
+
+            @Override
+            public int count() {
+                return endpoint.count();
+            }
+
+            @Override
+            public Scan scan() {
+                Scan scan = endpoint.scan();
+                return new Scan() {
+                    @Override
+                    public Held next() {
+                        return scan.next();
+                    }
+
+                    @Override
+                    public void republish(Held held) {
+                        scan.republish(held);
+                        try {
+                            lastOpened.get().abort(); // the operation dies after the confirm, before the removal
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                        throw new OnceOnlyException("crashed");
+                    }
+
+                    @Override
+                    public void remove(Held held) {
+                        scan.remove(held);
+                    }
+
+                    @Override
+                    public void close() {
+                        scan.close();
+                    }
+                };
+            }
+        };
+
+        assertThrows(OnceOnlyException.class, () -> new DeadLetterOperations(crashing, watch, Clock.systemUTC()).replay(id, Duration.ZERO));
+
+        Message<?> first = probe.next();
+        settle(first, Outcome.PROCESSED, "dc");
+        await("the dead letter back in its queue", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        assertEquals(id, all().get(0).id());
+        ReplayResult second = replayAndDecide(all().get(0), Outcome.DUPLICATE);
+        assertEquals(ReplayResult.Status.ALREADY_PROCESSED, second.status());
+        await("the dead letter gone", LIMIT, () -> TestRabbit.total(dlq), n -> n == 0);
+    }
+
+    @Test
+    void discardsOneOrAllMatchingAndKeepsWhatCannotBeReplayed() throws Exception {
+        deadLetter("a", Outcome.REJECTED, "");
+        deadLetter("b", Outcome.FAILED, "db");
+        deadLetter("c", Outcome.FAILED, "dc");
+        rabbit.publish("", dlq, "dead-lettered by the broker, without the connector's headers");
+        await("four dead letters", LIMIT, () -> TestRabbit.total(dlq), n -> n == 4);
+        List<DeadLetter> letters = all();
+        DeadLetter foreign = letters.get(3);
+        assertTrue(foreign.id().startsWith("sha256:") && !foreign.replayable() && foreign.deadLetteredAt() == null, foreign.toString());
+
+        assertEquals(ReplayResult.Status.NOT_REPLAYABLE, operations.replay(foreign.id(), Duration.ZERO).status());
+        assertEquals(ReplayResult.Status.NOT_FOUND, operations.replay("no-such-id", Duration.ZERO).status());
+        assertEquals(Optional.of(letters.get(0)), operations.discard(letters.get(0).id()));
+        assertEquals(List.of(letters.get(1), letters.get(2)), operations.discardAll(new DeadLetterFilter("FAILED", null, null, null)));
+        assertEquals(List.of(foreign), all());
+        assertEquals(1, TestRabbit.total(dlq));
+    }
+
+    @Test
+    void theOldestDeadLetterIsWhatTheLedgerKeepsRowsFor() throws Exception {
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        assertEquals(Optional.empty(), queues.oldest());
+        assertEquals(List.of("orders"), queues.channels());
+        assertThrows(IllegalArgumentException.class, () -> queues.channel("payments"));
+        Instant before = Instant.now().minusSeconds(1);
+        deadLetter("old", Outcome.FAILED, "");
+        deadLetter("new", Outcome.FAILED, "");
+        rabbit.publish("", dlq, "time unknown: holds nothing back");
+        await("three dead letters", LIMIT, () -> TestRabbit.total(dlq), n -> n == 3);
+
+        Instant oldest = queues.oldest().orElseThrow();
+
+        assertEquals(all().get(0).deadLetteredAt(), oldest);
+        assertTrue(oldest.isAfter(before), oldest.toString());
+        assertEquals(3, TestRabbit.total(dlq));
+    }
+}
