@@ -43,14 +43,19 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private int requeuedAtStop;
     private int inFlightAtStop;
 
-    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing) {
+    /**
+     * @param tracing     the trace context of messages, resolved on the first delivery
+     * @param deadLetters told of each dead letter the broker confirmed, resolved on the first one
+     */
+    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing,
+                   Supplier<DeadLetterListener> deadLetters) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.publishing = new PublishConnection(this, settings);
         CopySignature signature = CopySignature.of(settings);
         this.settler = new DeliverySettler(settings, settlement, publishing::publisher, signature,
-                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter());
+                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), deadLetters);
         this.consuming = new ConsumingConnection(this, settings, signature, tracing, this::received, settler::requeuesAreCounted);
         this.emitter = new DeliveryEmitter(settings.channel(), handover, resources.executor(), settings.claimAhead(),
                 new DeliveryEmitter.Hooks() {
