@@ -5,6 +5,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import dev.onceonly.internal.rabbitmq.ChannelTopology.BrokerObject;
 import dev.onceonly.internal.rabbitmq.ChannelTopology.Kind;
+import org.eclipse.microprofile.config.Config;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -109,7 +110,7 @@ public final class TopologyCommand {
     }
 
     private void run() throws Exception {
-        FileConfig config = new FileConfig(properties, null);
+        Config config = FileConfig.of(properties);
         Map<String, ChannelConfig.Direction> channels = new TreeMap<>();
         for (String name : properties.keySet()) {
             Matcher m = CHANNEL.matcher(name);
@@ -128,7 +129,7 @@ public final class TopologyCommand {
         }
         for (var e : channels.entrySet()) {
             if (only.isEmpty() || only.contains(e.getKey())) {
-                ChannelConfig channel = new ChannelConfig(config.channel(e.getValue().prefix(e.getKey()), e.getKey()), config, e.getValue(),
+                ChannelConfig channel = new ChannelConfig(FileConfig.channel(config, e.getValue().prefix(e.getKey()), e.getKey()), config, e.getValue(),
                         BrokerConfig.CredentialsProviders.NONE);
                 if (e.getValue() == ChannelConfig.Direction.INCOMING) {
                     IncomingSettings s = channel.incoming();
