@@ -1,8 +1,6 @@
 package dev.onceonly.it;
 
-import dev.onceonly.testing.ItServer;
 import dev.onceonly.testing.PrometheusText;
-import dev.onceonly.testing.TestRabbit;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 
@@ -38,8 +36,7 @@ class JakartaEe11SampleIT extends PaymentsSampleIT {
 
     @Override
     Sample sample() {
-        return new Sample("onceonly-it-ee11", TestRabbit.names(ItServer.PORT) + ".ee11.payments",
-                System.getProperty("onceonly.test.ee11.schema", "onceonly_ee11_" + ItServer.PORT), "ee11:");
+        return Sample.on("onceonly-it-ee11", "ee11.payments", "onceonly.test.ee11.schema", "ee11:");
     }
 
     /**

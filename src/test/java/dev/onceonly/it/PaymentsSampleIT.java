@@ -68,12 +68,16 @@ class PaymentsSampleIT {
         String jdbcUrl() {
             return "jdbc:postgresql://127.0.0.1:5432/test?currentSchema=" + schema;
         }
+
+        /** {@return the sample on {@code server}, its names under the build's, its schema the one the pom passes as {@code schemaProperty}} */
+        static Sample on(String server, String names, String schemaProperty, String keyPrefix) {
+            return new Sample(server, TestRabbit.names(ItServer.PORT) + "." + names, System.getProperty(schemaProperty), keyPrefix);
+        }
     }
 
     /** The sample on its own server with the sample's server.xml as it ships (pom: it-sample-start). */
     Sample sample() {
-        return new Sample("onceonly-it-sample", TestRabbit.names(ItServer.PORT) + ".payments",
-                System.getProperty("onceonly.test.sample.schema", "onceonly_sample_" + ItServer.PORT), "oo:");
+        return Sample.on("onceonly-it-sample", "payments", "onceonly.test.sample.schema", "oo:");
     }
 
     @Test
