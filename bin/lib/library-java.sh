@@ -1,6 +1,7 @@
 # Sourced by the command-line tools in bin/: runs a main class of the OnceOnly library with its
 # dependencies, from a checkout after `mvn package` (resolved by Maven once per change of the POM)
-# or from ONCEONLY_CLASSPATH (the onceonly jar, amqp-client, slf4j-api, microprofile-config-api).
+# or from ONCEONLY_CLASSPATH (the onceonly jar, amqp-client, slf4j-api, microprofile-config-api,
+# smallrye-config and its dependencies).
 #
 #   run_library_main TOOL-NAME MAIN-CLASS ARGS...
 run_library_main() {

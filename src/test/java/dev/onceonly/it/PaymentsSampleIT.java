@@ -39,11 +39,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PaymentsSampleIT {
 
-    static final String NAMES = TestRabbit.names(ItServer.PORT) + ".payments";
-    static final String EXCHANGE = NAMES + ".x";
-    static final String QUEUE = NAMES;
-    static final String JDBC_URL = "jdbc:postgresql://127.0.0.1:5432/test?currentSchema="
-            + System.getProperty("onceonly.test.sample.schema", "onceonly_sample_" + ItServer.PORT);
     static final Duration LIMIT = Duration.ofSeconds(120);
     static final int PAYMENTS = 200;
     /** A messages.log line: {@code [date] thread logger L message}, with the logger and the level L. */
@@ -57,18 +52,47 @@ class PaymentsSampleIT {
     /** A messages.log line at ERROR level: {@code [date] thread logger E message}. */
     static final Pattern ERROR_LINE = Pattern.compile("^\\[[^\\]]*\\] \\S+ \\S+\\s+E .*");
 
+    /**
+     * Where one running copy of the sample is.
+     *
+     * @param server    the Liberty server's name in the build
+     * @param names     the prefix of its exchange and queue names ({@code <names>.x}, {@code <names>})
+     * @param schema    its PostgreSQL schema
+     * @param keyPrefix its claim keys' prefix ({@code onceonly.key-prefix})
+     */
+    record Sample(String server, String names, String schema, String keyPrefix) {
+        String exchange() {
+            return names + ".x";
+        }
+
+        String jdbcUrl() {
+            return "jdbc:postgresql://127.0.0.1:5432/test?currentSchema=" + schema;
+        }
+
+        /** {@return the sample on {@code server}, its names under the build's, its schema the one the pom passes as {@code schemaProperty}} */
+        static Sample on(String server, String names, String schemaProperty, String keyPrefix) {
+            return new Sample(server, TestRabbit.names(ItServer.PORT) + "." + names, System.getProperty(schemaProperty), keyPrefix);
+        }
+    }
+
+    /** The sample on its own server with the sample's server.xml as it ships (pom: it-sample-start). */
+    Sample sample() {
+        return Sample.on("onceonly-it-sample", "payments", "onceonly.test.sample.schema", "oo:");
+    }
+
     @Test
     @Order(2)
     void twoHundredPaymentsWithAHundredCopiesMakeTwoHundredRowsAndTheLedgerCatchesThemAgainWithoutRedis() throws Exception {
+        String queue = sample().names();
         try (TestRabbit rabbit = new TestRabbit(); RedisClient redis = TestRedis.client(); Connection db = connect()) {
             // The sample's consumer is up (so its tables exist); start from empty tables and queues.
-            await("the sample's consumer", LIMIT, () -> consumersOf(rabbit, QUEUE), n -> n >= 1);
+            await("the sample's consumer", LIMIT, () -> consumersOf(rabbit, queue), n -> n >= 1);
             try (Statement st = db.createStatement()) {
                 st.executeUpdate("delete from payment");
                 st.executeUpdate("delete from onceonly_processed_message");
             }
-            rabbit.purge(QUEUE);
-            rabbit.purge(QUEUE + ".dlq");
+            rabbit.purge(queue);
+            rabbit.purge(queue + ".dlq");
             deleteClaims(redis);
 
             String run = "pay-" + UUID.randomUUID() + "-";
@@ -84,17 +108,17 @@ class PaymentsSampleIT {
             publishAll(rabbit, messages);
 
             await("200 payments and 200 ledger rows", LIMIT, () -> counts(db), c -> c.equals(List.of(PAYMENTS, PAYMENTS)));
-            await("every message settled", LIMIT, () -> TestRabbit.total(QUEUE), n -> n == 0);
+            await("every message settled", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
             assertEquals(List.of(PAYMENTS, PAYMENTS), counts(db), "no payment written twice");
             assertEquals(PAYMENTS, count(db, "select count(distinct paymentId) from payment"));
-            assertEquals(0, TestRabbit.total(QUEUE + ".dlq"), "nothing dead-lettered");
+            assertEquals(0, TestRabbit.total(queue + ".dlq"), "nothing dead-lettered");
 
             // Redis forgets every claim: the ledger rows alone now keep the copies out.
             deleteClaims(redis);
             publishAll(rabbit, messages);
-            await("all 300 settled again", LIMIT, () -> TestRabbit.total(QUEUE), n -> n == 0);
+            await("all 300 settled again", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
             assertEquals(List.of(PAYMENTS, PAYMENTS), counts(db), "the ledger caught every message again");
-            assertEquals(0, TestRabbit.total(QUEUE + ".dlq"), "nothing dead-lettered");
+            assertEquals(0, TestRabbit.total(queue + ".dlq"), "nothing dead-lettered");
         }
     }
 
@@ -136,14 +160,15 @@ class PaymentsSampleIT {
     @Test
     @Order(3)
     void refusalsAndLedgerDuplicatesLeaveNoErrorInTheServerLog() throws Exception {
+        String queue = sample().names();
         try (TestRabbit rabbit = new TestRabbit()) {
-            rabbit.purge(QUEUE + ".dlq");
+            rabbit.purge(queue + ".dlq");
             String id = "pay-refused-" + UUID.randomUUID();
             publishAll(rabbit, List.of("{\"paymentId\":\"" + id + "\",\"amountCents\":100}",
                     "{\"paymentId\":\"" + id + "\",\"amountCents\":999}",
                     "{\"amountCents\":5}"));
-            await("the conflict and the keyless payment dead-lettered", LIMIT, () -> TestRabbit.total(QUEUE + ".dlq"), n -> n == 2);
-            List<String> outcomes = rabbit.drain(QUEUE + ".dlq").stream()
+            await("the conflict and the keyless payment dead-lettered", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 2);
+            List<String> outcomes = rabbit.drain(queue + ".dlq").stream()
                     .map(r -> r.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString()).sorted().toList();
             assertEquals(List.of("CONFLICT", "REJECTED"), outcomes);
 
@@ -163,28 +188,45 @@ class PaymentsSampleIT {
                 await("the payments published during the outage, processed after it", LIMIT,
                         () -> count(db, "select count(*) from payment where paymentId like '" + outage + "%'"), n -> n == 5);
             }
-            await("every message settled", LIMIT, () -> TestRabbit.total(QUEUE), n -> n == 0);
-            assertEquals(0, TestRabbit.total(QUEUE + ".dlq"), "nothing dead-lettered by the outage");
+            await("every message settled", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+            assertEquals(0, TestRabbit.total(queue + ".dlq"), "nothing dead-lettered by the outage");
             assertTrue(serverLog().stream().anyMatch(l -> l.contains("ONCE0101W")), "the outage reached the guard (ONCE0101W)");
         }
         List<String> errors = serverLog().stream().filter(l -> ERROR_LINE.matcher(l).matches()).toList();
         assertEquals(List.of(), errors, "ERROR lines in the sample's server log");
     }
 
-    private static List<String> serverLog() throws Exception {
-        return Files.readAllLines(Path.of(System.getProperty("liberty.wlp.dir"), "usr/servers/onceonly-it-sample/logs/messages.log"));
+    /**
+     * Nothing the library brings writes to standard error, which Liberty logs as {@code SystemErr}
+     * lines: read after all the sample went through, when every library it ships has been loaded.
+     * Before, SLF4J (which Jedis and amqp-client log through) printed "No SLF4J providers were
+     * found" there, since the library ships no SLF4J provider, as SLF4J asks of libraries; the
+     * sample names one (slf4j-jdk14, which sends Jedis's and amqp-client's lines to Liberty's log).
+     */
+    @Test
+    @Order(4)
+    void nothingOnStandardError() throws Exception {
+        List<String> stderr = serverLog().stream().filter(l -> {
+            Matcher m = LEVELLED_LINE.matcher(l);
+            return m.matches() && m.group(1).equals("SystemErr");
+        }).toList();
+        assertEquals(List.of(), stderr, "SystemErr lines in the sample's server log");
     }
 
-    private static void publishAll(TestRabbit rabbit, List<String> messages) throws Exception {
+    List<String> serverLog() throws Exception {
+        return Files.readAllLines(Path.of(System.getProperty("liberty.wlp.dir"), "usr/servers", sample().server(), "logs/messages.log"));
+    }
+
+    private void publishAll(TestRabbit rabbit, List<String> messages) throws Exception {
         AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("application/json").build();
         for (String m : messages) {
-            rabbit.publish(EXCHANGE, "payment", props, m); // confirmed by the broker, one by one
+            rabbit.publish(sample().exchange(), "payment", props, m); // confirmed by the broker, one by one
         }
     }
 
-    /** The sample's claims in the build's Redis (consumer "payments", default prefix). */
-    private static void deleteClaims(RedisClient redis) {
-        redis.keys("oo:payments:*").forEach(redis::del);
+    /** The sample's claims in the build's Redis (consumer "payments"). */
+    private void deleteClaims(RedisClient redis) {
+        redis.keys(sample().keyPrefix() + "payments:*").forEach(redis::del);
     }
 
     /** [payment rows, ledger rows]; the sample's schema holds only the sample's tables. */
@@ -200,8 +242,8 @@ class PaymentsSampleIT {
         }
     }
 
-    private static Connection connect() throws Exception {
-        return DriverManager.getConnection(JDBC_URL, "postgres", "");
+    private Connection connect() throws Exception {
+        return DriverManager.getConnection(sample().jdbcUrl(), "postgres", "");
     }
 
     private static int consumersOf(TestRabbit rabbit, String queue) {

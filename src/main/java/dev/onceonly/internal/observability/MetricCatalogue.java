@@ -28,6 +28,9 @@ public enum MetricCatalogue {
     /** The ledger's answers. */
     LEDGER_DECISIONS("onceonly.ledger.decisions", Type.COUNTER, List.of(Tag.CONSUMER, Tag.DECISION),
             "Ledger insert answers, by decision"),
+    /** Messages the connector dead-lettered. */
+    DEAD_LETTERS("onceonly.dead.letters", Type.COUNTER, List.of(Tag.CHANNEL, Tag.REASON),
+            "Messages the onceonly-rabbitmq connector dead-lettered, counted once the broker confirmed each, by channel and reason"),
     /** Outbox rows published. */
     OUTBOX_RELAYED("onceonly.outbox.relayed", Type.COUNTER, List.of(Tag.PATH),
             "Outbox rows published and marked sent, by path"),
@@ -73,6 +76,12 @@ public enum MetricCatalogue {
         OPERATION("operation", "`claim`, `complete`, `release`, `extend`"),
         /** The ledger's answer. */
         DECISION("decision", "`INSERTED`, `DUPLICATE`, `CONFLICT`, `RETRY`"),
+        /** The connector's incoming channel. */
+        CHANNEL("channel", "the incoming channel's name (`mp.messaging.incoming.<channel>`)"),
+        /** Why a message was dead-lettered. */
+        REASON("reason", "`max-attempts` (a failure retried to the last attempt), `not-retryable` (a failure the retry rule "
+                + "does not retry), `conflict`, `rejected` (the guard's outcomes), `unsigned-copy` (a retry copy without the "
+                + "connector's signature)"),
         /** How an outbox row was published. */
         PATH("path", "`after-commit` (right after its transaction), `sweep` (found later by the sweep)"),
         /** Whether a refused outbox row is now parked. */

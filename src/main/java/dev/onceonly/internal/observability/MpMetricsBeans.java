@@ -1,6 +1,7 @@
 package dev.onceonly.internal.observability;
 
 import dev.onceonly.internal.outbox.OutboxListener;
+import dev.onceonly.internal.rabbitmq.DeadLetterListener;
 import dev.onceonly.spi.GuardListener;
 import jakarta.enterprise.context.Dependent;
 import jakarta.enterprise.inject.Instance;
@@ -10,7 +11,8 @@ import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.eclipse.microprofile.metrics.annotation.RegistryType;
 
 /**
- * Adds the MicroProfile Metrics listeners ({@link MpGuardMetrics}, {@link MpOutboxMetrics}) as beans;
+ * Adds the MicroProfile Metrics listeners ({@link MpGuardMetrics}, {@link MpOutboxMetrics},
+ * {@link MpDeadLetterMetrics}) as beans;
  * the CDI extension calls {@link #register} only when the MicroProfile Metrics API is deployed, so
  * nothing here is loaded otherwise. Not a bean class itself, for the reason {@code cdi.HealthChecks}
  * gives: Liberty's injection engine fails on a bean class naming an API that is absent (CWNEN0049W),
@@ -37,8 +39,8 @@ public final class MpMetricsBeans {
     }
 
     /**
-     * Adds a dependent {@link GuardListener} and a dependent {@link OutboxListener} bean, each
-     * {@code NONE} when metrics are off or no application {@link MetricRegistry} is there.
+     * Adds a dependent {@link GuardListener}, {@link OutboxListener} and {@link DeadLetterListener}
+     * bean, each {@code NONE} when metrics are off or no application {@link MetricRegistry} is there.
      *
      * @param abd the event of the extension that found the API
      */
@@ -47,6 +49,8 @@ public final class MpMetricsBeans {
                 .produceWith(MpMetricsBeans::guardMetrics);
         abd.addBean().beanClass(MpMetricsBeans.class).types(OutboxListener.class, Object.class).scope(Dependent.class)
                 .produceWith(MpMetricsBeans::outboxMetrics);
+        abd.addBean().beanClass(MpMetricsBeans.class).types(DeadLetterListener.class, Object.class).scope(Dependent.class)
+                .produceWith(MpMetricsBeans::deadLetterMetrics);
     }
 
     private static GuardListener guardMetrics(Instance<Object> beans) {
@@ -58,6 +62,11 @@ public final class MpMetricsBeans {
     private static OutboxListener outboxMetrics(Instance<Object> beans) {
         Instance<MetricRegistry> registry = beans.select(MetricRegistry.class, new ApplicationRegistry());
         return on(beans.select(TelemetrySettings.class), registry) ? new MpOutboxMetrics(registry.get()) : OutboxListener.NONE;
+    }
+
+    private static DeadLetterListener deadLetterMetrics(Instance<Object> beans) {
+        Instance<MetricRegistry> registry = beans.select(MetricRegistry.class, new ApplicationRegistry());
+        return on(beans.select(TelemetrySettings.class), registry) ? new MpDeadLetterMetrics(registry.get()) : DeadLetterListener.NONE;
     }
 
     /** Metrics are on, and there is a registry: an application without the composition root's settings records nothing. */

@@ -1,6 +1,7 @@
 package dev.onceonly.internal.observability;
 
 import dev.onceonly.internal.outbox.OutboxListener;
+import dev.onceonly.internal.rabbitmq.DeadLetterListener;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.MessageTracing;
 import io.opentelemetry.api.OpenTelemetry;
@@ -35,6 +36,15 @@ public class TelemetryListeners {
             return OutboxListener.NONE;
         }
         return new OutboxMetrics(meter.get());
+    }
+
+    /** The connector's dead letters (asked for on the first one). Dependent, like {@link #metrics}. */
+    @Produces
+    DeadLetterListener deadLetterMetrics(Instance<Meter> meter, TelemetrySettings settings) {
+        if (!settings.metrics() || !meter.isResolvable()) {
+            return DeadLetterListener.NONE;
+        }
+        return new DeadLetterMetrics(meter.get());
     }
 
     /** Spans of the guard's phases; {@code onceonly.tracing.enabled=false} leaves them out. Dependent, like {@link #metrics}. */

@@ -1,5 +1,7 @@
 package dev.onceonly.internal.rabbitmq;
 
+import org.eclipse.microprofile.config.Config;
+
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -78,11 +80,11 @@ final class CommandConfig {
         return List.copyOf(only);
     }
 
-    /** {@return the application's configuration: the files, then the values set} */
-    FileConfig config() {
+    /** {@return the application's configuration: the files, then the values set; under system properties and environment variables} */
+    Config config() {
         Map<String, String> all = new LinkedHashMap<>(files);
         all.putAll(set);
-        return new FileConfig(all, null);
+        return FileConfig.of(all);
     }
 
     /** One channel of this connector, with its configuration read the way the connector reads it. */
@@ -95,7 +97,7 @@ final class CommandConfig {
      * @return sorted by name
      * @throws IllegalArgumentException when there are none, or a channel asked for is not one
      */
-    List<Channel> channels(FileConfig config) {
+    List<Channel> channels(Config config) {
         Map<String, ChannelConfig.Direction> found = new TreeMap<>();
         for (String name : config.getPropertyNames()) {
             Matcher m = CHANNEL.matcher(name);
@@ -115,7 +117,7 @@ final class CommandConfig {
         List<Channel> channels = new ArrayList<>();
         found.forEach((name, direction) -> {
             if (only.isEmpty() || only.contains(name)) {
-                channels.add(new Channel(name, direction, new ChannelConfig(config.channel(direction.prefix(name), name), config,
+                channels.add(new Channel(name, direction, new ChannelConfig(FileConfig.channel(config, direction.prefix(name), name), config,
                         direction, BrokerConfig.CredentialsProviders.NONE)));
             }
         });

@@ -45,18 +45,21 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
     private volatile boolean requeueCounts;
 
     /**
-     * @param publisher the publisher for retry copies and dead letters, of the current connection
-     * @param jitter    the random factor of each backoff
-     * @param clock     the wall time dead letters are stamped with
-     * @param replays   where the decisions on replays of dead letters are reported
+     * @param publisher   the publisher for retry copies and dead letters, of the current connection
+     * @param jitter      the random factor of each backoff
+     * @param clock       the wall time dead letters are stamped with
+     * @param replays     where the decisions on replays of dead letters are reported
+     * @param deadLetters told of each dead letter the broker confirmed
      */
     DeliverySettler(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-                    CopySignature signature, DelayQueues delayQueues, DoubleSupplier jitter, Clock clock, ReplayWatch replays) {
+                    CopySignature signature, DelayQueues delayQueues, DoubleSupplier jitter, Clock clock, ReplayWatch replays,
+                    Supplier<DeadLetterListener> deadLetters) {
         this.settings = settings;
         this.settlement = settlement;
         this.jitter = jitter;
         this.replays = replays;
-        this.redelivery = new Redelivery(settings, settlement, publisher, signature, delayQueues, () -> requeueCounts, clock);
+        this.redelivery = new Redelivery(settings, settlement, publisher, signature, delayQueues, () -> requeueCounts, clock,
+                deadLetters);
         this.requeueCounts = settings.queueType().requeueCounts();
     }
 
@@ -107,7 +110,7 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
                         disposition.loggedReason(), Durations.format(delay));
                 redelivery.retryAfter(d, delay);
             }
-            case DEAD_LETTER -> redelivery.deadLetter(d, disposition);
+            case DEAD_LETTER -> redelivery.deadLetter(d, disposition, disposition.deadLetterReason());
         }
         return DONE;
     }
@@ -117,7 +120,7 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
         redelivery.deadLetter(d, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.REJECTED,
                 "x-onceonly-retry-attempts without this connector's signature: not a retry copy it made "
                         + "(forged, or signed with a key not in this instance's copy-signing-key or copy-signing-previous-keys)",
-                null, ""));
+                null, ""), DeadLetterListener.Reason.UNSIGNED_COPY);
     }
 
     /** A delivery not handed to the application goes back at a stop: requeued, or copied where a requeue counts. */

@@ -42,6 +42,8 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
     }
 
     private static final int MAX_REASON = 300;
+    /** Where the retry rule's part of a FAILED reason starts: {@link #of} appends it last, in parentheses. */
+    private static final String NOT_RETRIED = " (not retried";
 
     /**
      * The application acked the delivery: an ack, unless its guarded method returned quietly after a
@@ -109,10 +111,22 @@ record Disposition(Action action, Outcome outcome, String reason, String consume
             return reason;
         }
         // "<class>[: <message>][ (<retry rule's reason>)]", the rule's part appended last by of().
-        int rule = reason.lastIndexOf(" (not retried");
+        int rule = reason.lastIndexOf(NOT_RETRIED);
         String failure = rule < 0 ? reason : reason.substring(0, rule);
         int colon = failure.indexOf(':');
         return (colon < 0 ? failure : failure.substring(0, colon)) + (rule < 0 ? "" : reason.substring(rule));
+    }
+
+    /**
+     * {@return the class of this dead letter's reason, for the dead-letter counter: a FAILED one not
+     * retried by the retry rule, or retried to the last attempt}
+     */
+    DeadLetterListener.Reason deadLetterReason() {
+        return switch (outcome) {
+            case CONFLICT -> DeadLetterListener.Reason.CONFLICT;
+            case REJECTED -> DeadLetterListener.Reason.REJECTED;
+            default -> reason.contains(NOT_RETRIED) ? DeadLetterListener.Reason.NOT_RETRYABLE : DeadLetterListener.Reason.MAX_ATTEMPTS;
+        };
     }
 
     /** The innermost cause: wrappers (invocation, processing exceptions) say nothing about the message. */

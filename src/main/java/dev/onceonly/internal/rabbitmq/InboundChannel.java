@@ -45,20 +45,25 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private int requeuedAtStop;
     private int inFlightAtStop;
 
-    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing) {
-        this(settings, resources, handover, tracing, new ReplayWatch());
+    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing,
+                   Supplier<DeadLetterListener> deadLetters) {
+        this(settings, resources, handover, tracing, deadLetters, new ReplayWatch());
     }
 
-    /** @param replays where the guard's decisions on replays of dead letters are reported */
+    /**
+     * @param tracing     the trace context of messages, resolved on the first delivery
+     * @param deadLetters told of each dead letter the broker confirmed, resolved on the first one
+     * @param replays     where the guard's decisions on replays of dead letters are reported
+     */
     InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing,
-                   ReplayWatch replays) {
+                   Supplier<DeadLetterListener> deadLetters, ReplayWatch replays) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.publishing = new PublishConnection(this, settings);
         CopySignature signature = CopySignature.of(settings);
         this.settler = new DeliverySettler(settings, settlement, publishing::publisher, signature,
-                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), resources.clock(), replays);
+                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), resources.clock(), replays, deadLetters);
         this.consuming = new ConsumingConnection(this, settings, signature, tracing, this::received, settler::requeuesAreCounted);
         this.emitter = new DeliveryEmitter(settings.channel(), handover, resources, settings.claimAhead(), settings.batch(),
                 new DeliveryEmitter.Hooks() {

@@ -74,8 +74,14 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Inject
     Instance<MessageTracing> tracingBeans;
 
+    /** Told of each dead letter (observability's metrics, when MicroProfile Telemetry or Metrics is there). */
+    @Inject
+    @Any
+    Instance<DeadLetterListener> deadLetterBeans;
+
     private RabbitResources resources;
     private volatile MessageTracing tracing;
+    private volatile DeadLetterListener deadLetters;
 
     private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
     /** The connector's decisions on replays of dead letters, for the replays this instance waits on. */
@@ -111,7 +117,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
         InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING, this::credentialsProvider).incoming(), resources, handover,
-                this::tracing, replays);
+                this::tracing, this::deadLetters, replays);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -224,6 +230,22 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
             tracing = t;
         }
         return t;
+    }
+
+    /** The dead-letter listeners, resolved on the first dead letter, for the reason {@link #tracing()} gives. */
+    private DeadLetterListener deadLetters() {
+        DeadLetterListener d = deadLetters;
+        if (d == null) {
+            List<DeadLetterListener> all = new ArrayList<>();
+            deadLetterBeans.forEach(l -> {
+                if (l != DeadLetterListener.NONE) {
+                    all.add(l);
+                }
+            });
+            d = DeadLetterListener.all(all);
+            deadLetters = d;
+        }
+        return d;
     }
 
     private synchronized void startIfRunning(Runnable start) {

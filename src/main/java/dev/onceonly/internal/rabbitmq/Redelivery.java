@@ -36,16 +36,20 @@ final class Redelivery {
     private final DelayQueues delayQueues;
     private final BooleanSupplier requeueCounts;
     private final Clock clock;
+    private final Supplier<DeadLetterListener> deadLetters;
 
     /**
      * @param requeueCounts whether a requeue raises the broker's delivery count (a quorum queue); may
      *                      change while running, when the connector finds out
      * @param clock         the wall time a dead letter is stamped with
+     * @param deadLetters   told of each dead letter the broker confirmed
      */
     Redelivery(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-               CopySignature signature, DelayQueues delayQueues, BooleanSupplier requeueCounts, Clock clock) {
+               CopySignature signature, DelayQueues delayQueues, BooleanSupplier requeueCounts, Clock clock,
+               Supplier<DeadLetterListener> deadLetters) {
         this.clock = clock;
         this.requeueCounts = requeueCounts;
+        this.deadLetters = deadLetters;
         this.settings = settings;
         this.settlement = settlement;
         this.publisher = publisher;
@@ -122,8 +126,11 @@ final class Redelivery {
         publishThenAck(d, "retry", "", routingKey, headers, () -> { }, onFailed);
     }
 
-    /** Publishes the message to the dead-letter exchange with the reason, then acks it. */
-    void deadLetter(Delivery d, Disposition disposition) {
+    /**
+     * Publishes the message to the dead-letter exchange with the reason, then acks it; once the
+     * broker confirmed it, the line is logged and the listener told of it under {@code why}.
+     */
+    void deadLetter(Delivery d, Disposition disposition, DeadLetterListener.Reason why) {
         IncomingRabbitMetadata m = d.metadata;
         String consumer = disposition.consumer() != null ? disposition.consumer() : settings.channel();
         String keyDigest = disposition.keyDigest();
@@ -152,6 +159,7 @@ final class Redelivery {
                 disposition.outcome(), m.attempt(), settings.deadLetterExchange(), disposition.loggedReason()};
         publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,
                 () -> {
+                    deadLetters.get().deadLettered(settings.channel(), why);
                     if (disposition.trace() == null) {
                         LogId.ONCE0505W.log(line);
                     } else {
@@ -161,7 +169,7 @@ final class Redelivery {
                     if (requeueCounts.getAsBoolean()) {
                         // A requeue would spend one of the message's attempts on the broker's failure:
                         // dead-lettered again after the delay instead.
-                        settlement.hold(d, settings.retryDelay(), () -> deadLetter(d, disposition));
+                        settlement.hold(d, settings.retryDelay(), () -> deadLetter(d, disposition, why));
                         return true;
                     }
                     return false;

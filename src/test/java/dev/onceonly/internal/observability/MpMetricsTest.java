@@ -4,6 +4,7 @@ import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.outbox.OutboxStore;
+import dev.onceonly.internal.rabbitmq.DeadLetterListener;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import org.eclipse.microprofile.metrics.Metadata;
 import org.eclipse.microprofile.metrics.MetricRegistry;
@@ -109,5 +110,19 @@ class MpMetricsTest {
         assertEquals(0, count("onceonly.outbox.refused", "{parked=false}"));
         assertEquals(7L, gauges.get("onceonly.outbox.pending").apply(gaugeOwner));
         assertEquals(1L, gauges.get("onceonly.outbox.parked").apply(gaugeOwner));
+    }
+
+    @Test
+    void theConnectorsDeadLettersByChannelAndReason() {
+        MpDeadLetterMetrics metrics = new MpDeadLetterMetrics(registry());
+        metrics.deadLettered("orders", DeadLetterListener.Reason.MAX_ATTEMPTS);
+        metrics.deadLettered("orders", DeadLetterListener.Reason.MAX_ATTEMPTS);
+        metrics.deadLettered("orders", DeadLetterListener.Reason.UNSIGNED_COPY);
+        metrics.deadLettered("payments", DeadLetterListener.Reason.CONFLICT);
+
+        assertEquals(2, count("onceonly.dead.letters", "{channel=orders, reason=max-attempts}"));
+        assertEquals(1, count("onceonly.dead.letters", "{channel=orders, reason=unsigned-copy}"));
+        assertEquals(1, count("onceonly.dead.letters", "{channel=payments, reason=conflict}"));
+        assertEquals(3, counts.size(), "only what happened is registered: " + counts.keySet());
     }
 }

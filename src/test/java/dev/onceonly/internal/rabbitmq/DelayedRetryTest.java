@@ -75,7 +75,7 @@ class DelayedRetryTest {
             props.put(keyValues[i], keyValues[i + 1]);
         }
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming(),
-                resources, new Handover(), () -> MessageTracing.NONE);
+                resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         channel.subscribe(subscriber);
         channel.start();
         await("the consumer", LIMIT, this::consumers, n -> n == 1);

@@ -124,7 +124,7 @@ class DeliveryCountTest {
             props.put(keyValues[i], keyValues[i + 1]);
         }
         InboundChannel c = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming(),
-                resources, new Handover(), () -> MessageTracing.NONE);
+                resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         c.subscribe(probe);
         c.start();
         await("the consumer", LIMIT, this::consumers, n -> n == 1);

@@ -41,6 +41,22 @@ class DispositionTest {
         assertEquals("because", rejected.reason());
     }
 
+    /** Each dead letter's reason class, for the dead-letter counter: from the outcome and the retry rule's verdict. */
+    @Test
+    void deadLettersAreClassedByWhy() {
+        RuntimeException boom = new IllegalStateException("boom");
+        assertEquals(DeadLetterListener.Reason.CONFLICT, Disposition.of(decided(Outcome.CONFLICT), NACKED, 1, 3).deadLetterReason());
+        assertEquals(DeadLetterListener.Reason.REJECTED, Disposition.of(decided(Outcome.REJECTED), NACKED, 1, 3).deadLetterReason());
+        assertEquals(DeadLetterListener.Reason.MAX_ATTEMPTS, Disposition.of(null, boom, 3, 3).deadLetterReason());
+        assertEquals(DeadLetterListener.Reason.MAX_ATTEMPTS, Disposition.of(
+                new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest", "handler failed", 1, true), boom, 3, 3).deadLetterReason());
+        Disposition notRetried = Disposition.of(new GuardEvent("orders", Outcome.FAILED, Layer.NONE, "digest",
+                "not retried: java.lang.IllegalStateException matches no-retry-for java.lang.IllegalStateException", 1, false), boom, 1, 3);
+        assertEquals(DEAD_LETTER, notRetried.action());
+        assertEquals(DeadLetterListener.Reason.NOT_RETRYABLE, notRetried.deadLetterReason());
+        assertEquals("unsigned-copy", DeadLetterListener.Reason.UNSIGNED_COPY.tag());
+    }
+
     @Test
     void failuresRetryUntilMaxAttempts() {
         RuntimeException boom = new IllegalStateException("boom");

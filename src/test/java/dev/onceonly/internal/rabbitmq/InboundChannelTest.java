@@ -10,12 +10,17 @@ import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Layer;
 import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.internal.observability.DeadLetterMetrics;
 import dev.onceonly.spi.ClaimAheadSlot;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.TestRabbit;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.LongPointData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,6 +61,10 @@ class InboundChannelTest {
     final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
     final Probe probe = new Probe();
     final Handover handover = new Handover();
+    /** The channel's dead letters go to the OpenTelemetry counter observability makes of them, read in memory. */
+    final InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    final SdkMeterProvider meters = SdkMeterProvider.builder().registerMetricReader(metrics).build();
+    final DeadLetterMetrics deadLetterMetrics = new DeadLetterMetrics(meters.get("onceonly"));
     TestRabbit rabbit;
     InboundChannel channel;
 
@@ -98,7 +107,7 @@ class InboundChannelTest {
             props.put("copy-signing-previous-keys", "old-key");
         }
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
-                .incoming(), resources, handover, () -> MessageTracing.NONE);
+                .incoming(), resources, handover, () -> MessageTracing.NONE, () -> deadLetterMetrics);
         channel.subscribe(probe);
         channel.start();
         await("the consumer", LIMIT, () -> consumers(queue), n -> n == 1);
@@ -114,6 +123,16 @@ class InboundChannelTest {
         rabbit.close();
         resources.executor().shutdownNow();
         resources.scheduler().shutdownNow();
+        meters.close();
+    }
+
+    /** {@return {@code onceonly.dead.letters} of channel "unit" with this {@code reason} tag, as counted so far} */
+    private long deadLetters(String reason) {
+        return metrics.collectAllMetrics().stream().filter(m -> m.getName().equals("onceonly.dead.letters"))
+                .flatMap(m -> m.getLongSumData().getPoints().stream())
+                .filter(p -> "unit".equals(p.getAttributes().get(AttributeKey.stringKey("channel")))
+                        && reason.equals(p.getAttributes().get(AttributeKey.stringKey("reason"))))
+                .mapToLong(LongPointData::getValue).sum();
     }
 
     /** The instance part of this JVM's connection names (the connector's default: host and pid). */
@@ -211,6 +230,8 @@ class InboundChannelTest {
         assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
         assertEquals("unit-consumer", dead.getProps().getHeaders().get(RabbitHeaders.CONSUMER).toString());
         assertEquals(0, handover.pending(), "settled deliveries leave the handover");
+        await("the dead letter counted", LIMIT, () -> deadLetters("rejected"), n -> n >= 1);
+        assertEquals(1, deadLetters("rejected"), "counted once: the publish the broker returned is not a dead letter");
     }
 
     /**
@@ -345,6 +366,8 @@ class InboundChannelTest {
         assertEquals("java.lang.NumberFormatException: For input string: \"abc\" (not retried: java.lang.NumberFormatException "
                 + "matches no-retry-for java.lang.IllegalArgumentException)", h.get(RabbitHeaders.REASON).toString());
         assertNull(probe.received.poll(1, TimeUnit.SECONDS), "not delivered again");
+        assertEquals(1, deadLetters("not-retryable"), "counted as not retryable");
+        assertEquals(0, deadLetters("max-attempts"));
     }
 
     /**
@@ -442,6 +465,8 @@ class InboundChannelTest {
         assertEquals(2, ((Number) dead.getProps().getHeaders().get(RabbitHeaders.ATTEMPTS)).intValue());
         assertEquals(null, dead.getProps().getHeaders().get(RabbitHeaders.RETRY_ATTEMPTS));
         await("the queue to be empty", LIMIT, () -> TestRabbit.total(queue), n -> n == 0);
+        await("the dead letter counted", LIMIT, () -> deadLetters("max-attempts"), n -> n == 1);
+        assertEquals(0, deadLetters("not-retryable"), "counted under its one reason");
     }
 
     @Test
@@ -528,6 +553,8 @@ class InboundChannelTest {
         GetResponse dead = rabbit.drain(queue + ".dlq").get(0);
         assertEquals("REJECTED", dead.getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
         assertTrue(dead.getProps().getHeaders().get(RabbitHeaders.REASON).toString().contains("signature"));
+        await("the dead letter counted", LIMIT, () -> deadLetters("unsigned-copy"), n -> n == 1);
+        assertEquals(0, deadLetters("rejected"), "not counted as the guard's REJECTED");
 
         rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder()
                 .headers(Map.of(RabbitHeaders.DELIVERY_COUNT, 7)).build(), "counted-by-nobody");

@@ -227,7 +227,7 @@ class QueueArgumentsTest {
 
     /** Starts a channel whose subscriber acks every message as it arrives and records its payload. */
     private Acking start(IncomingSettings s) {
-        InboundChannel c = new InboundChannel(s, resources, new Handover(), () -> MessageTracing.NONE);
+        InboundChannel c = new InboundChannel(s, resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         channels.add(c);
         Acking subscriber = new Acking();
         c.subscribe(subscriber);

@@ -294,7 +294,7 @@ class RabbitClusterFailoverTest {
                 "network-recovery-interval", "500ms", "connection-timeout", "2s", "confirm-timeout", "5s"));
         props.put("drain-timeout", "2s");
         InboundChannel channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming(),
-                resources, new Handover(), () -> MessageTracing.NONE);
+                resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         channels.add(channel);
         channel.subscribe(recorder);
         channel.start();

@@ -85,7 +85,7 @@ class RabbitCredentialsProviderTest {
                 "copy-signing-key", "key-" + id, "network-recovery-interval", "200ms");
         channel = new InboundChannel(TestChannelConfig.of(props, new PropertiesConfigSource(Map.of(), "global", 100),
                 ChannelConfig.Direction.INCOMING, name -> name.equals("rotating") ? Optional.of(rotating) : Optional.empty())
-                .incoming(), resources, new Handover(), () -> MessageTracing.NONE);
+                .incoming(), resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         channel.subscribe(probe);
         channel.start();
         await("consuming as the provider's user", LIMIT, () -> channel.connected(), up -> up);

@@ -66,7 +66,7 @@ class RabbitPermissionsTest {
                 "routing-keys", "order", "host", "127.0.0.1", "username", user, "password", "pw-" + id,
                 "retry-delay", "100ms", "max-attempts", "2");
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
-                .incoming(), resources, new Handover(), () -> MessageTracing.NONE);
+                .incoming(), resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         channel.subscribe(probe);
         channel.start();
         await("consuming under the limited user", LIMIT, () -> channel.connected(), up -> up);

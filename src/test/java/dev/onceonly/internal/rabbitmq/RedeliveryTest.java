@@ -103,7 +103,8 @@ class RedeliveryTest {
     private final Settlement settlement = new Settlement(settings.retryDelay(), held, handover);
     private final ConfirmingPublisher publisher = publisher();
     private final Redelivery redelivery = new Redelivery(settings, settlement, () -> publisher, signature,
-            new DelayQueues(settings, () -> connection, System::nanoTime), () -> requeueCounts, Clock.fixed(NOW, ZoneOffset.UTC));
+            new DelayQueues(settings, () -> connection, System::nanoTime), () -> requeueCounts, Clock.fixed(NOW, ZoneOffset.UTC),
+            () -> DeadLetterListener.NONE);
     private final LogCapture log = new LogCapture();
 
     /** One publish on the publishing channel, with its sequence number for the confirm. */
@@ -285,7 +286,7 @@ class RedeliveryTest {
         Delivery dead = delivery(2, 1);
         generation.next();
         redelivery.retry(d, true);
-        redelivery.deadLetter(dead, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.CONFLICT, "r", "c", "k"));
+        redelivery.deadLetter(dead, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.CONFLICT, "r", "c", "k"), DeadLetterListener.Reason.CONFLICT);
         assertEquals(List.of(), published);
         assertTrue(d.isSettled() && dead.isSettled());
         assertEquals(List.of(), settled);
@@ -295,7 +296,7 @@ class RedeliveryTest {
     void aDeadLetterCarriesTheDecisionAndLeavesTheRetryHeadersBehind() throws Exception {
         Delivery d = delivery(1, 3);
         redelivery.deadLetter(d, new Disposition(Disposition.Action.DEAD_LETTER, Outcome.CONFLICT,
-                "key was processed before with a different body", "billing", "ab12"));
+                "key was processed before with a different body", "billing", "ab12"), DeadLetterListener.Reason.CONFLICT);
         Published p = last();
         assertEquals("q.dlx", p.exchange());
         assertEquals("q", p.routingKey());
@@ -333,7 +334,7 @@ class RedeliveryTest {
     @Test
     void aDeadLetterWithoutAGuardDecisionNamesTheChannelAndLogsNoExceptionMessage() throws Exception {
         redelivery.deadLetter(delivery(1, 5), new Disposition(Disposition.Action.DEAD_LETTER, Outcome.FAILED,
-                "java.lang.IllegalStateException: card 4111 declined", null, ""));
+                "java.lang.IllegalStateException: card 4111 declined", null, ""), DeadLetterListener.Reason.MAX_ATTEMPTS);
         assertEquals("orders", last().headers().get(RabbitHeaders.CONSUMER));
         assertEquals("java.lang.IllegalStateException: card 4111 declined", last().headers().get(RabbitHeaders.REASON),
                 "the header keeps the whole reason");
@@ -347,7 +348,7 @@ class RedeliveryTest {
     @Test
     void aRefusedDeadLetterIsRequeuedOrOnQuorumPublishedAgain() throws Exception {
         Disposition conflict = new Disposition(Disposition.Action.DEAD_LETTER, Outcome.CONFLICT, "r", "billing", "k");
-        redelivery.deadLetter(delivery(1, 1), conflict);
+        redelivery.deadLetter(delivery(1, 1), conflict, DeadLetterListener.Reason.CONFLICT);
         refuseLast();
         assertTrue(log.lines().stream().anyMatch(l -> l.startsWith("ONCE0506W: Could not dead-letter a message of channel 'orders'")),
                 log.lines().toString());
@@ -356,7 +357,7 @@ class RedeliveryTest {
         assertFalse(log.contains("ONCE0505W"));
 
         requeueCounts = true;
-        redelivery.deadLetter(delivery(2, 1), conflict);
+        redelivery.deadLetter(delivery(2, 1), conflict, DeadLetterListener.Reason.CONFLICT);
         refuseLast();
         held.runQueued();
         assertEquals(3, published.size(), "dead-lettered again");

@@ -41,7 +41,7 @@ public final class SimConnector {
         IncomingSettings settings = TestChannelConfig.of(attributes, ChannelConfig.Direction.INCOMING).incoming();
         RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(), executor, executor,
                 (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter, Clock.systemUTC());
-        InboundChannel channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE);
+        InboundChannel channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
         channel.subscribe(subscriber);
         channel.start();
         return new SimConnector(channel, settings.prefetch());

@@ -99,6 +99,32 @@ class TopologyCommandTest {
         }
     }
 
+    /**
+     * The properties are read as the server's MicroProfile Config reads them (SmallRye Config): an
+     * environment variable wins over the file (the broker's host here: the file's does not resolve),
+     * the active profile's {@code %name.} properties win over plain ones, and expressions are expanded
+     * with their defaults. Before, the command's own reader knew no profiles.
+     */
+    @Test
+    void environmentProfilesAndExpressionsAreReadAsTheServerWould() throws Exception {
+        String queue = "onceonly.topology-test." + UUID.randomUUID();
+        Path properties = Files.createTempFile("onceonly-topology", ".properties");
+        Files.writeString(properties, String.join("\n",
+                "mp.messaging.connector.onceonly-rabbitmq.host=no-such-host.invalid",
+                "mp.messaging.incoming.orders.connector=onceonly-rabbitmq",
+                "mp.messaging.incoming.orders.queue.name=${names}.plain",
+                "%ci.mp.messaging.incoming.orders.queue.name=${names}.${stage:ci}",
+                "names=from-the-file", ""));
+        Map<String, String> env = Map.of("MP_MESSAGING_CONNECTOR_ONCEONLY_RABBITMQ_HOST", "127.0.0.1", "NAMES", queue);
+
+        List<String> plain = run(properties, env);
+        assertTrue(plain.contains("channel orders (incoming) on amqp://guest@127.0.0.1:5672/"), plain.toString());
+        assertTrue(plain.contains("  queue    " + queue + ".plain (queue): absent"), plain.toString());
+
+        List<String> ci = run(properties, env, "--set", "mp.config.profile=ci");
+        assertTrue(ci.contains("  queue    " + queue + ".ci (queue): absent"), ci.toString());
+    }
+
     private static boolean exists(Connection c, String name, boolean queue) throws IOException {
         Channel ch = c.createChannel();
         try {
@@ -116,8 +142,12 @@ class TopologyCommandTest {
     }
 
     private static List<String> run(Path properties, String... options) throws Exception {
+        return run(properties, Map.of(), options);
+    }
+
+    private static List<String> run(Path properties, Map<String, String> env, String... options) throws Exception {
         List<String> args = new ArrayList<>(List.of("--config", properties.toString()));
         args.addAll(List.of(options));
-        return Script.run(SCRIPT, 0, args);
+        return Script.run(SCRIPT, 0, env, args);
     }
 }

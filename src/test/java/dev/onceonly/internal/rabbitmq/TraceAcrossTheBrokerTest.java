@@ -77,7 +77,7 @@ class TraceAcrossTheBrokerTest {
         inbound = new InboundChannel(TestChannelConfig.of(Map.of("channel-name", "in", "host", "127.0.0.1",
                 "network-recovery-interval", "500ms", "queue.name", queue, "exchange.name", exchange, "exchange.type", "direct",
                 "routing-keys", "order", "drain-timeout", "5s"),
-                ChannelConfig.Direction.INCOMING).incoming(), resources, handover, () -> tracing);
+                ChannelConfig.Direction.INCOMING).incoming(), resources, handover, () -> tracing, () -> DeadLetterListener.NONE);
         inbound.subscribe(probe);
         inbound.start();
         await("the incoming channel connected", CONNECT_LIMIT, inbound::connected, up -> up);
