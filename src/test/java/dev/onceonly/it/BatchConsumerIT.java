@@ -67,7 +67,7 @@ class BatchConsumerIT {
         for (String id : ids) {
             assertEquals(1, ItServer.effects("it-batch", id), id + ": its effect committed once");
         }
-        int largest = Integer.parseInt(ItServer.get("/it/batches/it-batch").trim());
+        int largest = Integer.parseInt(ItServer.get("/batches/it-batch").trim());
         assertTrue(largest > 1, "the consumer was handed batches, the largest of " + largest);
 
         List<String> deadLetters = deadLettersOf(run);
