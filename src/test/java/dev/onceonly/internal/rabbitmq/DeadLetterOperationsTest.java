@@ -78,7 +78,7 @@ class DeadLetterOperationsTest {
         rabbit = new TestRabbit();
         IncomingSettings settings = TestChannelConfig.of(Map.of("channel-name", "orders", "queue.name", queue, "host", "127.0.0.1",
                 "max-attempts", "1", "retry-delay", "100ms", "drain-timeout", "2s"), ChannelConfig.Direction.INCOMING).incoming();
-        channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE, watch);
+        channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE, () -> DeadLetterListener.NONE, watch);
         channel.subscribe(probe);
         channel.start();
         await("the consumer", LIMIT, () -> {
