@@ -77,11 +77,7 @@ public class OnceOnlyRuntime implements GuardLife {
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
     ScheduledExecutorService managedScheduler;
 
-    /**
-     * The engine's tasks (a done-mark drain after nearly every message, lease renewals, completion
-     * retries) run on a pool of these threads, whose context is captured once per thread: the managed
-     * scheduler captures and applies it per task, which costs more than the drain itself (profiled).
-     */
+    /** The engine's tasks (done-mark drains, lease renewals) run on these: context set once per thread, not per task. */
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
     ThreadFactory managedThreads;
 

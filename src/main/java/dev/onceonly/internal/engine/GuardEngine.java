@@ -227,13 +227,10 @@ public final class GuardEngine implements ClaimStoreControl {
             }
         }
 
-        if (claim != null) {
-            Decision<T> refused = refusedByClaim(settings, key, claim, start);
-            if (refused != null) {
-                return refused;
-            }
+        Decision<T> refused = claim == null ? null : refusedByClaim(settings, key, claim, start);
+        if (refused != null) {
+            return refused;
         }
-
         HeldClaim held = claim == null ? null : new HeldClaim(holders, settings, key, token, claim.fence(), start);
         started(held);
         return runAlone(settings, key, held, start, handler);
