@@ -40,10 +40,9 @@ public final class ConsumerProperties {
     static final Property MISSING_KEY = CONSUMER.add(Property.choice("missing-key", "reject",
             "A message without the key: `reject` it, or fall back to the `content` key.", "reject", "content"));
     static final Property LEASE = CONSUMER.add(Property.duration("lease", null,
-            "Claim lease while the handler runs, renewed as long as it runs; after a crash, the dead instance's messages "
-                    + "are BUSY for at most this long. At least " + Durations.format(ConsumerSettings.MIN_LEASE) + "Claim lease while the handler runs, renewed every lease/6 to lease/3 as long as it runs (a "
-                    + "handler longer than the lease is fine); after a crash, the dead instance's messages are BUSY "
-                    + "for at most this long.")
+            "Claim lease while the handler runs, renewed every lease/6 to lease/3 as long as it runs (a handler longer "
+                    + "than the lease is fine); after a crash, the dead instance's messages are BUSY for at most this long. "
+                    + "At least " + Durations.format(ConsumerSettings.MIN_LEASE) + ".")
             .shownAs("the annotation's `lease`, else `" + Durations.format(ConsumerSettings.DEFAULT_LEASE) + "`"));
     static final Property RETENTION = CONSUMER.add(Property.duration("retention", null,
             "How long a processed key is remembered; not shorter than the lease.")
