@@ -201,7 +201,8 @@ class PaymentsSampleIT {
      * lines: read after all the sample went through, when every library it ships has been loaded.
      * Before, SLF4J (which Jedis and amqp-client log through) printed "No SLF4J providers were
      * found" there, since the library ships no SLF4J provider, as SLF4J asks of libraries; the
-     * sample names one (slf4j-jdk14, which sends Jedis's and amqp-client's lines to Liberty's log).
+     * sample names one (slf4j-nop: Jedis's own warning during a Redis outage would otherwise be a W
+     * line beside OnceOnly's {@code ONCE0101W}, which {@link #theLibraryAddsNoWarningToTheServerLog} refuses).
      */
     @Test
     @Order(4)
