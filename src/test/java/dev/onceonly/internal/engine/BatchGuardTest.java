@@ -21,17 +21,9 @@ import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.Ledger;
-import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.LocalJta;
-import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.RecordingDispatch;
-import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.Settings;
-import jakarta.persistence.EntityManager;
-import jakarta.transaction.Status;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -43,8 +35,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -59,39 +49,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ended, and what was left behind: the claims, the ledger rows, the business rows (each message's
  * effect exactly once).
  */
-class BatchGuardTest {
+class BatchGuardTest extends LedgerOnEngineTest {
 
-    private static ScratchDatabase db;
-    private static LocalJta jta;
-    private static EntityManager em;
-
-    private final MutableClock clock = new MutableClock();
-    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final List<GuardEvent> outcomes = new CopyOnWriteArrayList<>();
     private final GuardListener listener = new GuardListener() {
         @Override
         public void onOutcome(GuardEvent e) {
             outcomes.add(e);
-        }
-    };
-    private final List<Boolean> transactionEnds = new CopyOnWriteArrayList<>();
-    private final TransactionRunner transactions = new TransactionRunner() {
-        private final JtaTransactionRunner jtaRunner = new JtaTransactionRunner(jta, jta);
-
-        @Override
-        public <T> T run(Work<T> work, Completion completion) throws Exception {
-            return jtaRunner.run(work, new Completion() {
-                @Override
-                public boolean mayCommit() {
-                    return completion.mayCommit();
-                }
-
-                @Override
-                public void completed(boolean committed) {
-                    transactionEnds.add(committed);
-                    completion.completed(committed);
-                }
-            });
         }
     };
     private final CountingStore store = new CountingStore(new InMemoryClaimStore(10_000, clock));
@@ -100,24 +64,6 @@ class BatchGuardTest {
     private final ConsumerSettings settings = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), true);
     /** The positions each handler call was given, in call order. */
     private final List<List<Integer>> calls = new CopyOnWriteArrayList<>();
-
-    @BeforeAll
-    static void openDatabase() throws Exception {
-        db = ScratchDatabase.create(ScratchDatabase.Kind.H2, true);
-        jta = new LocalJta(db.sessionFactory());
-        em = jta.entityManager();
-    }
-
-    @AfterAll
-    static void dropDatabase() throws Exception {
-        db.close();
-    }
-
-    @AfterEach
-    void stop() {
-        scheduler.shutdownNow();
-        assertEquals(Status.STATUS_NO_TRANSACTION, jta.getStatus(), "no transaction left open on the test thread");
-    }
 
     @Test
     void newMessagesAreClaimedInOneRoundTripAndHandledInOneTransaction() throws Exception {

@@ -1,5 +1,6 @@
 package dev.onceonly.internal.engine;
 
+import dev.onceonly.testing.ForwardingClaimStore;
 import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
@@ -307,7 +308,7 @@ class ClaimAheadTest {
     }
 
     /** The in-memory store, counting single claims and batches, failing the next batch (before or after applying it) on request. */
-    private static final class CountingStore implements BatchClaimStore {
+    private static final class CountingStore extends ForwardingClaimStore implements BatchClaimStore {
         final AtomicInteger claims = new AtomicInteger();
         final AtomicInteger batches = new AtomicInteger();
         final AtomicInteger extendsRefused = new AtomicInteger();
@@ -315,10 +316,9 @@ class ClaimAheadTest {
         /** The next batch is applied, then fails as if its reply were lost. */
         final AtomicBoolean failAfterNextBatch = new AtomicBoolean();
         final AtomicBoolean failExtends = new AtomicBoolean();
-        private final ClaimStore store;
 
         CountingStore(ClaimStore store) {
-            this.store = store;
+            super(store);
         }
 
         @Override
@@ -354,16 +354,6 @@ class ClaimAheadTest {
         public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
             claims.incrementAndGet();
             return store.claim(key, token, fingerprint, lease);
-        }
-
-        @Override
-        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-            return store.complete(key, token, fingerprint, retention);
-        }
-
-        @Override
-        public HolderResult release(String key, String token) {
-            return store.release(key, token);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.onceonly.internal.engine;
 
+import dev.onceonly.testing.ForwardingClaimStore;
 import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.MessageView;
@@ -7,7 +8,6 @@ import dev.onceonly.internal.memory.InMemoryClaimStore;
 import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.Dispatch;
-import dev.onceonly.spi.HolderResult;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.Settings;
@@ -71,33 +71,17 @@ class ClaimTokenTest {
     }
 
     /** The in-memory store, noting the token of every claim. */
-    private static final class TokenRecordingStore implements ClaimStore {
+    private static final class TokenRecordingStore extends ForwardingClaimStore {
         final List<String> tokens = new CopyOnWriteArrayList<>();
-        private final ClaimStore store;
 
         TokenRecordingStore(ClaimStore store) {
-            this.store = store;
+            super(store);
         }
 
         @Override
         public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
             tokens.add(token);
             return store.claim(key, token, fingerprint, lease);
-        }
-
-        @Override
-        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-            return store.complete(key, token, fingerprint, retention);
-        }
-
-        @Override
-        public HolderResult release(String key, String token) {
-            return store.release(key, token);
-        }
-
-        @Override
-        public HolderResult extend(String key, String token, Duration lease) {
-            return store.extend(key, token, lease);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.onceonly.internal.engine;
 
+import dev.onceonly.testing.ForwardingClaimStore;
 import dev.onceonly.testing.Guarded;
 import dev.onceonly.api.ConflictPolicy;
 import dev.onceonly.api.GuardEvent;
@@ -28,17 +29,12 @@ import dev.onceonly.spi.Ledger;
 import dev.onceonly.spi.Ledger.LedgerDecision;
 import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.testing.LocalJta;
-import dev.onceonly.testing.MutableClock;
 import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.ScratchDatabase;
 import dev.onceonly.testing.Settings;
 import dev.onceonly.testing.TestRedis;
-import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceException;
 import jakarta.transaction.Status;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -75,28 +71,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * state left behind: the claim in the store, the rows in the database, how the transaction ended
  * and what the listener was told.
  */
-class GuardEngineLedgerTest {
+class GuardEngineLedgerTest extends LedgerOnEngineTest {
 
-    private static ScratchDatabase db;
-    private static LocalJta jta;
-    private static EntityManager em;
-
-    private final MutableClock clock = new MutableClock();
-    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final Recorder listener = new Recorder();
-    /** How each guarded transaction ended, as the transaction runner reported it. */
-    private final List<Boolean> transactionEnds = new CopyOnWriteArrayList<>();
-    private final TransactionRunner transactions = new TransactionRunner() {
-        private final JtaTransactionRunner jtaRunner = new JtaTransactionRunner(jta, jta);
-
-        @Override
-        public <T> T run(Work<T> work, Completion completion) throws Exception {
-            return jtaRunner.run(work, committed -> {
-                transactionEnds.add(committed);
-                completion.completed(committed);
-            });
-        }
-    };
     private final InMemoryClaimStore store = new InMemoryClaimStore(10_000, clock);
     private final JpaLedger jpaLedger = new JpaLedger("oo:", LedgerSchema.Part.LEDGER.shipped(), () -> em, jta, clock);
     private final AtomicInteger runs = new AtomicInteger();
@@ -104,24 +81,6 @@ class GuardEngineLedgerTest {
     private final ConsumerSettings settings = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), true);
 
     private GuardEngine engine = engine(store, jpaLedger);
-
-    @BeforeAll
-    static void openDatabase() throws Exception {
-        db = ScratchDatabase.create(ScratchDatabase.Kind.H2, true);
-        jta = new LocalJta(db.sessionFactory());
-        em = jta.entityManager();
-    }
-
-    @AfterAll
-    static void dropDatabase() throws Exception {
-        db.close();
-    }
-
-    @AfterEach
-    void stop() {
-        scheduler.shutdownNow();
-        assertEquals(Status.STATUS_NO_TRANSACTION, jta.getStatus(), "no transaction left open on the test thread");
-    }
 
     // ---- the ledger's decisions ----
 
@@ -898,13 +857,12 @@ class GuardEngineLedgerTest {
      * {@link #failNext} is set. When it {@link #carries} completions with claims, each
      * {@link #completeThenClaim} is recorded as "completions+claims" and refused as a batch is.
      */
-    private static final class HeldCompletions implements BatchClaimStore {
+    private static final class HeldCompletions extends ForwardingClaimStore implements BatchClaimStore {
         final CountDownLatch gate = new CountDownLatch(1);
         final CountDownLatch firstBatchStarted = new CountDownLatch(1);
         final AtomicBoolean failNext = new AtomicBoolean();
         final List<Integer> batches = new CopyOnWriteArrayList<>();
         final List<String> carried = new CopyOnWriteArrayList<>();
-        private final ClaimStore store;
         private final boolean carries;
 
         HeldCompletions(ClaimStore store) {
@@ -912,7 +870,7 @@ class GuardEngineLedgerTest {
         }
 
         HeldCompletions(ClaimStore store, boolean carries) {
-            this.store = store;
+            super(store);
             this.carries = carries;
         }
 
@@ -949,26 +907,6 @@ class GuardEngineLedgerTest {
         @Override
         public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
             return BatchClaimStore.looping(this).claimAll(requests);
-        }
-
-        @Override
-        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
-            return store.claim(key, token, fingerprint, lease);
-        }
-
-        @Override
-        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-            return store.complete(key, token, fingerprint, retention);
-        }
-
-        @Override
-        public HolderResult release(String key, String token) {
-            return store.release(key, token);
-        }
-
-        @Override
-        public HolderResult extend(String key, String token, Duration lease) {
-            return store.extend(key, token, lease);
         }
 
         @Override
