@@ -15,8 +15,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -217,41 +215,11 @@ public final class JdbcClaimStore implements ClaimStore {
      * @return rows deleted
      */
     public long purgeExpired(int batchSize) {
-        long total = 0;
-        try (Connection c = connection()) {
-            int deleted;
-            do {
-                deleted = 0;
-                long now = clock.millis();
-                StringBuilder ids = new StringBuilder();
-                List<String> keys = new ArrayList<>();
-                try (PreparedStatement s = c.prepareStatement("select claim_key from " + table + " where expires_at <= ?")) {
-                    s.setLong(1, now);
-                    s.setMaxRows(batchSize);
-                    try (ResultSet r = s.executeQuery()) {
-                        while (r.next()) {
-                            keys.add(r.getString(1));
-                            ids.append(ids.length() == 0 ? "?" : ",?");
-                        }
-                    }
-                }
-                if (!keys.isEmpty()) {
-                    // Only rows still expired: a key claimed again since the read is not touched.
-                    try (PreparedStatement d = c.prepareStatement("delete from " + table + " where expires_at <= ? and claim_key in ("
-                            + ids + ")")) {
-                        d.setLong(1, now);
-                        for (int i = 0; i < keys.size(); i++) {
-                            d.setString(i + 2, keys.get(i));
-                        }
-                        deleted = d.executeUpdate();
-                    }
-                }
-                total += deleted;
-            } while (deleted >= batchSize);
+        try {
+            return new ExpiredClaims(this::connection, table, clock).delete(batchSize);
         } catch (SQLException e) {
             throw failure("purge", e);
         }
-        return total;
     }
 
     private void purgeQuietly() {
