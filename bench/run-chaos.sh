@@ -12,6 +12,7 @@
 #
 # Options (defaults): --orders 10000 --copy-percent 35 --invalid 22 --publish-window 180s --kills 4
 # --lease 2s --slow-percent 0.5 --slow-delay 3s --concurrency 2 (channels per instance)
+# --batch-size 0 (0: the demo's single-message consumer takes the orders; N: its batch consumer, batches of N)
 # --deadline <publish window + 10 min> --queue inventory-chaos --queue-type classic (or quorum)
 # --schema onceonly_chaos --port 19180
 # (instance a: 19180/19181, b: 19182/19183) --label chaos --seed 42.

@@ -19,7 +19,7 @@ public final class ChaosRun {
 
     public static void main(String[] argv) {
         Args args = Args.parse(argv, "--orders --copy-percent --invalid --publish-window --kills --lease --slow-percent --slow-delay "
-                + "--concurrency --deadline --queue --queue-type --schema --wlp --port --label --seed --out");
+                + "--concurrency --batch-size --deadline --queue --queue-type --schema --wlp --port --label --seed --out");
         ChaosDriver.Settings s = new ChaosDriver.Settings();
         s.orders = args.integer("orders", s.orders);
         s.copyPercent = args.integer("copy-percent", s.copyPercent);
@@ -30,6 +30,7 @@ public final class ChaosRun {
         s.slowPercent = Double.parseDouble(args.get("slow-percent", Double.toString(s.slowPercent)));
         s.slowDelay = args.duration("slow-delay", s.slowDelay);
         s.concurrency = args.integer("concurrency", s.concurrency);
+        s.batchSize = args.integer("batch-size", s.batchSize);
         s.deadline = args.duration("deadline", s.publishWindow.plus(Duration.ofMinutes(10)));
         s.queue = args.get("queue", s.queue);
         s.queueType = args.get("queue-type", s.queueType);

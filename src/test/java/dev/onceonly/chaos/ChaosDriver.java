@@ -48,6 +48,11 @@ public final class ChaosDriver {
         public double slowPercent = 0.5;
         public Duration slowDelay = Duration.ofSeconds(3);
         public int concurrency = 2;
+        /**
+         * 0: the demo's single-message consumer takes the orders; more: its batch consumer
+         * ({@code InventoryBatchConsumer}) does, with batches of up to this many.
+         */
+        public int batchSize = 0;
         /** The whole run, start to verdict, ends by then. */
         public Duration deadline = Duration.ofMinutes(15);
         public String queue = "inventory-chaos";
@@ -189,7 +194,7 @@ public final class ChaosDriver {
         // delivery limit of 20) and a quorum dead-letter queue; a classic one without arguments.
         ch.queueDeclare(s.queue, true, false, false, quorum ? Map.of("x-queue-type", "quorum", "x-delivery-limit", 20,
                 "x-dead-letter-exchange", dlx(), "x-dead-letter-routing-key", s.queue) : null);
-        ch.queueBind(s.queue, s.queue, "order.placed");
+        ch.queueBind(s.queue, s.queue, routingKey());
         ch.exchangeDeclare(dlx(), "fanout", true);
         ch.queueDeclare(dlq(), true, false, false, quorum ? Map.of("x-queue-type", "quorum") : null);
         ch.queueBind(dlq(), dlx(), s.queue);
@@ -257,14 +262,22 @@ public final class ChaosDriver {
             vars.put("demo.embedded-broker", "false");
             vars.put("onceonly.rabbitmq.host", "127.0.0.1");
             vars.put("onceonly.rabbitmq.port", "5672");
-            vars.put("demo.queue", s.queue);
             vars.put("demo.exchange", s.queue);
-            vars.put("demo.binding", "order.placed");
-            vars.put("mp.messaging.incoming.orders.exchange.name", s.queue);
-            vars.put("mp.messaging.incoming.orders.queue.type", s.queueType);
             vars.put("mp.messaging.outgoing.orders-out.exchange.name", s.queue);
+            // The consumer taking the orders consumes the run's queue; the other one idles on a queue
+            // of its own, bound to a routing key the run does not publish.
+            String channel = s.batchSize > 0 ? "orders-batch" : "orders";
+            vars.put("demo.queue", s.batchSize > 0 ? s.queue + "-single" : s.queue);
+            vars.put("demo.binding", "order.placed");
+            vars.put("demo.batch-queue", s.batchSize > 0 ? s.queue : s.queue + "-batch");
+            vars.put("demo.batch-binding", "order.placed.batch");
+            if (s.batchSize > 0) {
+                vars.put("demo.batch-size", Integer.toString(s.batchSize));
+            }
+            vars.put("mp.messaging.incoming." + channel + ".exchange.name", s.queue);
+            vars.put("mp.messaging.incoming." + channel + ".queue.type", s.queueType);
             if (s.concurrency > 1) {
-                vars.put("mp.messaging.incoming.orders.concurrency", Integer.toString(s.concurrency));
+                vars.put("mp.messaging.incoming." + channel + ".concurrency", Integer.toString(s.concurrency));
             }
             vars.put("demo.shipping.url", shipping.url(i.label()));
             vars.put("onceonly.postgresql.url", db.instanceUrl(applicationName(i)));
@@ -290,6 +303,11 @@ public final class ChaosDriver {
         }
         throwIfFailed();
         say("instances up: %s, %s", instances.get(0), instances.get(1));
+    }
+
+    /** The routing key the orders are published with: the one the consuming channel's queue is bound to. */
+    private String routingKey() {
+        return s.batchSize > 0 ? "order.placed.batch" : "order.placed";
     }
 
     private String applicationName(DemoInstance i) {
@@ -318,7 +336,7 @@ public final class ChaosDriver {
                 Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
             }
             ChaosOrders.Message m = all.get(j);
-            ch.basicPublish(s.queue, "order.placed", true, props, m.body().getBytes(StandardCharsets.UTF_8));
+            ch.basicPublish(s.queue, routingKey(), true, props, m.body().getBytes(StandardCharsets.UTF_8));
             if (m.order() >= 0 && ChaosOrders.slow(orders.orderId(m.order()), s.slowPercent)) {
                 lastSlowPublishNanos = System.nanoTime();
             }
