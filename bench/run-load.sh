@@ -91,16 +91,12 @@ start_private_redis run-load.sh
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
-# BENCH_CONCURRENCY > 1 gives the demo's consumer that many channels (Reactive Messaging's
-# "concurrency"), through a server.xml variable: MP Config reads those, while environment
-# variables cannot name channel properties.
-# The mode "ahead" is guarded with the channel's claim-ahead set to BENCH_CLAIM_AHEAD (default 16, the
-# demo's prefetch), the same way.
 BATCHED_QUEUE=inventory-bench-batched
 BATCHED_KEY=order.bench.batched
-# The benchmark WAR's batch consumer (src/bench-app, BatchedInventory) gets its channel the same way,
-# in every mode (idle but for "batched"), so the demo's own properties stay as users read them: the
-# demo's orders channel's settings, with batches of BENCH_BATCH_SIZE, on a queue and key of its own.
+# The benchmark WAR's batch consumer (src/bench-app, BatchedInventory) gets its channel through the
+# same file as the variables below, in every mode (idle but for "batched"), so the demo's own
+# properties stay as users read them: the settings of the demo's orders channel, with batches of
+# BENCH_BATCH_SIZE, on a queue and routing key of its own.
 batched_channel() {
   local p=mp.messaging.incoming.orders-batched
   local name value
@@ -120,6 +116,11 @@ onceonly.consumers.inventory-batched.ledger true
 onceonly.consumers.inventory-batched.store-failure ledger-only
 EOF
 }
+# BENCH_CONCURRENCY > 1 gives the demo's consumer (and the batch consumer) that many channels (Reactive Messaging's
+# "concurrency"), through a server.xml variable: MP Config reads those, while environment
+# variables cannot name channel properties.
+# The mode "ahead" is guarded with the channel's claim-ahead set to BENCH_CLAIM_AHEAD (default 16, the
+# demo's prefetch), the same way.
 write_dropin() { # claim-ahead for this mode, the batch consumer's channel, no file monitoring
   for s in $SERVERS; do
     local file="$servers_dir/$s/$dropin"
