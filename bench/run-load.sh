@@ -11,7 +11,10 @@
 # modes each round runs (default "guarded unguarded"; "outbox" is guarded with the consumer sending
 # its order.reserved event through the transactional outbox, which the other modes leave out;
 # "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database; "ahead" is
-# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16). Two modes are the floor OnceOnly is compared
+# guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16; "batched" is guarded, the same work per order
+# in batches of BENCH_BATCH_SIZE (default 32) with one transaction per batch, the ledger on: the
+# benchmark WAR's batch consumer, src/bench-app, on queue "inventory-bench-batched" and routing key
+# "order.bench.batched", which LoadRun then publishes to). Two modes are the floor OnceOnly is compared
 # with, the consumer protected by hand (src/bench-app, in the benchmark's WAR only): "seed" is the
 # seed article's consumer (SET NX EX 30 in Redis, an insert into a table with a unique key, the guard
 # off); "direct" is guarded, with the handler publishing order.reserved itself and waiting for the
@@ -22,7 +25,7 @@
 # Needs RabbitMQ on 127.0.0.1:5672 (guest/guest), PostgreSQL on 127.0.0.1:5432 (database test),
 # port 9080 (and 9081) free, redis-server, Java 17 and Maven. Starts a private Redis on a free port in
 # 16380-16480 and stops it on exit; publishes to exchange "orders" with routing key "order.bench",
-# which only the benchmark's queue "inventory-bench" takes.
+# which only the benchmark's queue "inventory-bench" takes (the mode "batched": see above).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -88,12 +91,37 @@ start_private_redis run-load.sh
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
-# BENCH_CONCURRENCY > 1 gives the demo's consumer that many channels (Reactive Messaging's
+BATCHED_QUEUE=inventory-bench-batched
+BATCHED_KEY=order.bench.batched
+# The benchmark WAR's batch consumer (src/bench-app, BatchedInventory) gets its channel through the
+# same file as the variables below, in every mode (idle but for "batched"), so the demo's own
+# properties stay as users read them: the settings of the demo's orders channel, with batches of
+# BENCH_BATCH_SIZE, on a queue and routing key of its own.
+batched_channel() {
+  local p=mp.messaging.incoming.orders-batched
+  local name value
+  while read -r name value; do
+    echo "  <variable name=\"$name\" value=\"$value\"/>"
+  done <<EOF
+$p.connector onceonly-rabbitmq
+$p.exchange.name orders
+$p.exchange.type topic
+$p.queue.name $BATCHED_QUEUE
+$p.routing-keys $BATCHED_KEY
+$p.batch true
+$p.batch-size ${BENCH_BATCH_SIZE:-32}
+$p.max-attempts 5
+$p.retry-delay 500ms
+onceonly.consumers.inventory-batched.ledger true
+onceonly.consumers.inventory-batched.store-failure ledger-only
+EOF
+}
+# BENCH_CONCURRENCY > 1 gives the demo's consumer (and the batch consumer) that many channels (Reactive Messaging's
 # "concurrency"), through a server.xml variable: MP Config reads those, while environment
 # variables cannot name channel properties.
 # The mode "ahead" is guarded with the channel's claim-ahead set to BENCH_CLAIM_AHEAD (default 16, the
 # demo's prefetch), the same way.
-write_dropin() { # claim-ahead for this mode, no file monitoring
+write_dropin() { # claim-ahead for this mode, the batch consumer's channel, no file monitoring
   for s in $SERVERS; do
     local file="$servers_dir/$s/$dropin"
     rm -f "$file"
@@ -104,9 +132,11 @@ write_dropin() { # claim-ahead for this mode, no file monitoring
       # 6-7 % of the server's CPU in a profile of this run, in every mode alike. Nothing changes them here.
       echo '  <applicationMonitor updateTrigger="disabled" dropinsEnabled="false"/>'
       echo '  <config updateTrigger="disabled"/>'
-      [ "${BENCH_CONCURRENCY:-1}" = 1 ] || \
-        echo "  <variable name=\"mp.messaging.incoming.orders.concurrency\" value=\"$BENCH_CONCURRENCY\"/>"
+      [ "${BENCH_CONCURRENCY:-1}" = 1 ] || for channel in orders orders-batched; do
+        echo "  <variable name=\"mp.messaging.incoming.$channel.concurrency\" value=\"$BENCH_CONCURRENCY\"/>"
+      done
       [ "$1" = 0 ] || echo "  <variable name=\"mp.messaging.incoming.orders.claim-ahead\" value=\"$1\"/>"
+      batched_channel
       echo '</server>'
     } > "$file"
   done
@@ -136,6 +166,8 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$mode" = database ] && store=database
     ahead=0
     [ "$mode" = ahead ] && ahead="${BENCH_CLAIM_AHEAD:-16}"
+    target=(--queue inventory-bench --routing-key order.bench)
+    [ "$mode" = batched ] && target=(--queue "$BATCHED_QUEUE" --routing-key "$BATCHED_KEY")
     write_dropin "$ahead"
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
@@ -145,7 +177,7 @@ for round in $(seq 1 "$ROUNDS"); do
         DEMO_SHIPPING_URL=http://localhost:9080/api/shipping "$SERVER" start "$s" --clean >/dev/null
     done
     java -cp "$CLASSPATH" dev.onceonly.bench.LoadRun --count "$COUNT" --label "$mode" --round "$round" \
-      --url "$URLS" --out "target/bench/load-r$round-$mode.json" "$@"
+      --url "$URLS" "${target[@]}" --out "target/bench/load-r$round-$mode.json" "$@"
     for s in $SERVERS; do "$SERVER" stop "$s" >/dev/null; done
     server_up=""
   done

@@ -144,6 +144,8 @@ public final class BenchMain {
             redis(t, "-", "whole guarded 1 KB message on Redis, p50", GUARD_REDIS, Double.NaN);
             redis(t, "10", "whole guarded 1 KB message on Redis, ledger on (done mark carried by the next claim), p50",
                     "RedisRoundTripBenchmark.guardFreshMessageLedgerOn", 1.2);
+            redis(t, "11", "guarded batch of 32 1 KB messages on Redis, per message, p50", "RedisRoundTripBenchmark.guardBatchOf32", Double.NaN);
+            redis(t, "11", "the same, ledger on, per message, p50", "RedisRoundTripBenchmark.guardBatchOf32LedgerOn", Double.NaN);
             for (int size : new int[] {1, 4, 16}) {
                 batch(t, "8", "claimAll of " + size + " fresh key" + (size == 1 ? "" : "s") + ", p50", "RedisRoundTripBenchmark.claimAllFresh:" + size, size,
                         size == 16 ? 0.3 : Double.NaN);
@@ -160,7 +162,7 @@ public final class BenchMain {
             memory(t);
             t.add("");
             t.add("Redis rows: median (p50) of per-call samples; ratio = p50 / floor p50 within a round (rows 8 and 9: "
-                    + "per message, p50 / batch size / floor p50; CPU and allocation per call). Engine rows: "
+                    + "per message, p50 / batch size / floor p50; CPU and allocation per call; rows 11: per message throughout). Engine rows: "
                     + "wall-clock average and JVM CPU time (all threads) per message; the target is judged on CPU time.");
             peers(t);
             return String.join("\n", t) + "\n";

@@ -257,11 +257,11 @@ public final class LoadRun {
     }
 
     /**
-     * A run labelled guarded (or direct) must have seen the guard, and an unguarded or seed one must
-     * not: the kill switch is what is compared, and the seed consumer protects itself by hand.
+     * A run labelled guarded (or direct, or batched) must have seen the guard, and an unguarded or seed
+     * one must not: the kill switch is what is compared, and the seed consumer protects itself by hand.
      */
     private static void checkMode(String label, long guardSamples) {
-        if ((label.equals("guarded") || label.equals("direct")) && guardSamples == 0) {
+        if (List.of("guarded", "direct", "batched").contains(label) && guardSamples == 0) {
             throw new IllegalStateException("run labelled " + label + ", but the guard reported nothing: is onceonly.enabled=false set?");
         }
         if ((label.equals("unguarded") || label.equals("seed")) && guardSamples > 0) {

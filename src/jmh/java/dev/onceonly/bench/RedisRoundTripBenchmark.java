@@ -10,6 +10,7 @@ import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -49,6 +50,8 @@ public class RedisRoundTripBenchmark {
     static final String FLOOR_VALUE = "P" + TOKEN + "|";
     static final SetParams NX_PX_LEASE = SetParams.setParams().nx().px(LEASE.toMillis());
     static final SetParams PX_RETENTION = SetParams.setParams().px(RETENTION.toMillis());
+    /** A batch consumer's messages per call: the connector's default {@code batch-size}. */
+    static final int BATCH = 32;
 
     /** One client and one store on it, for the whole trial. */
     @State(Scope.Benchmark)
@@ -198,17 +201,6 @@ public class RedisRoundTripBenchmark {
         }
     }
 
-    /**
-     * As {@link GuardOnRedisLedgerOn}, for a batch consumer: {@code batch} fresh messages per
-     * {@code guardAll} call. The per-message cost is the call's over {@code batch}; {@code 1} is the
-     * single path ({@code guardAll} hands a lone message to it).
-     */
-    @State(Scope.Thread)
-    public static class GuardBatchOnRedisLedgerOn extends GuardOnRedisLedgerOn {
-        @Param({"1", "16", "32"})
-        public int batch;
-    }
-
     /** Keys in the default format's shape: a fixed prefix and 16 bytes (run, counter) in base64url. */
     static final class KeySource {
         private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
@@ -311,12 +303,23 @@ public class RedisRoundTripBenchmark {
     }
 
     /**
-     * A batch of fresh 1 KB messages on Redis with the ledger on: keys derived, claimed in one
-     * pipelined call, the handler once, the done marks queued. Beside {@link #guardFreshMessageLedgerOn},
-     * per message: this call's time over {@code batch}.
+     * A batch of {@value #BATCH} fresh 1 KB messages on Redis, the batch consumer's default size: keys
+     * derived, claimed in one pipelined call, the handler once, then each message's done mark. Scored
+     * per message ({@code OperationsPerInvocation}), beside {@link #guardFreshMessage}.
      */
     @Benchmark
-    public int guardBatchLedgerOn(GuardBatchOnRedisLedgerOn guard) {
-        return guard.fixture.guardBatch(guard.batch);
+    @OperationsPerInvocation(BATCH)
+    public int guardBatchOf32(GuardOnRedis guard) {
+        return guard.fixture.guardBatch(BATCH);
+    }
+
+    /**
+     * As {@link #guardBatchOf32} with the ledger on (a stand-in answering INSERTED): the done marks
+     * queued, written after the call. Per message, beside {@link #guardFreshMessageLedgerOn}.
+     */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public int guardBatchOf32LedgerOn(GuardOnRedisLedgerOn guard) {
+        return guard.fixture.guardBatch(BATCH);
     }
 }

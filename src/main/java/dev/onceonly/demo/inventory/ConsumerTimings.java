@@ -15,9 +15,9 @@ import static dev.onceonly.demo.DemoJson.JSON;
 
 /**
  * Latencies of the inventory consumer since start or the last {@link #reset()}: the whole call per
- * delivery ({@link MeasuredInterceptor}) and the guard's own time from OnceOnly's
+ * delivery, or per batch for a batch method ({@link MeasuredInterceptor}) and the guard's own time from OnceOnly's
  * {@link GuardEvent#guardNanos()}, with the window from the first call's start to the last
- * returned call's end (messages per second = returned calls / window).
+ * returned call's end (messages per second = messages returned / window).
  */
 @ApplicationScoped
 public class ConsumerTimings {
@@ -34,20 +34,21 @@ public class ConsumerTimings {
 
     private volatile Window window = new Window();
 
-    void call(long startNanos, long endNanos, boolean returned) {
+    /** One call, which returned or threw for its {@code messages} (more than one: a batch). */
+    void call(long startNanos, long endNanos, boolean returned, int messages) {
         Window w = window;
         w.callNanos.recordValue(endNanos - startNanos);
         w.firstStartNanos.accumulateAndGet(startNanos, Math::min);
         if (returned) {
-            w.returned.increment();
+            w.returned.add(messages);
             w.lastReturnNanos.accumulateAndGet(endNanos, Math::max);
         } else {
-            w.threw.increment();
+            w.threw.add(messages);
         }
     }
 
     void onGuardEvent(@Observes GuardEvent event) {
-        if (InventoryConsumer.CONSUMER.equals(event.consumer())) {
+        if (InventoryConsumer.countsAsInventory(event.consumer())) {
             window.guardNanos.recordValue(event.guardNanos());
         }
     }

@@ -13,7 +13,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 import static dev.onceonly.demo.DemoJson.JSON;
 
-/** Counts what the guard decided for the inventory consumer (from OnceOnly's {@link GuardEvent}s). */
+/**
+ * Counts what the guard decided for the inventory consumer ({@link InventoryConsumer#countsAsInventory}),
+ * from OnceOnly's {@link GuardEvent}s.
+ */
 @ApplicationScoped
 public class DemoStats {
 
@@ -21,7 +24,7 @@ public class DemoStats {
     private final AtomicLong duplicatesByLedger = new AtomicLong();
 
     void onGuardEvent(@Observes GuardEvent event) {
-        if (!InventoryConsumer.CONSUMER.equals(event.consumer())) {
+        if (!InventoryConsumer.countsAsInventory(event.consumer())) {
             return;
         }
         outcomes.incrementAndGet(event.outcome().ordinal());

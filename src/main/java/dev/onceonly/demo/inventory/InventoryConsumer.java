@@ -4,6 +4,7 @@ import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Outbox;
 import dev.onceonly.api.OutboxMessage;
+import dev.onceonly.http.IdempotencyKeyHeader;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -13,6 +14,9 @@ import jakarta.persistence.PersistenceContext;
 import jakarta.transaction.Transactional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
+
+import java.net.http.HttpRequest;
+import java.util.function.UnaryOperator;
 
 /**
  * The guarded consumer: checks the order, takes the ordered units from stock (in the same
@@ -39,6 +43,15 @@ public class InventoryConsumer {
 
     /** The consumer name the guard reports this consumer's events under. */
     static final String CONSUMER = "inventory";
+
+    /**
+     * {@return whether the guard's events of {@code consumer} count as the inventory's in the stats:
+     * this consumer's, and those of a consumer named {@code inventory-…} doing the same work per
+     * order (the load benchmark's batch consumer)}
+     */
+    static boolean countsAsInventory(String consumer) {
+        return consumer.equals(CONSUMER) || consumer.startsWith(CONSUMER + "-");
+    }
 
     @PersistenceContext(unitName = "demo")
     EntityManager em;
@@ -78,6 +91,20 @@ public class InventoryConsumer {
     public void onOrder(String json, IncomingRabbitMetadata delivery) {
         // The delivery's metadata is there for @TracksAttempt (the page shows each decision's attempt).
         Order order = Order.parse(json); // throws InvalidOrderException before any effect
+        reserve(order, IdempotencyKeyHeader::apply); // the guard's key for this message
+        if (reservedEvents) {
+            outbox.send(OutboxMessage.text(exchange, reservedRoutingKey, order.toJson()).withContentType("application/json"));
+        }
+    }
+
+    /**
+     * One order's work, in the caller's transaction: takes its units from stock and asks shipping to
+     * send it. Public for the load benchmark's batch consumer, which does the same work per order.
+     *
+     * @param order the order, checked
+     * @param idempotencyKey puts the shipping call's {@code Idempotency-Key} on its request
+     */
+    public void reserve(Order order, UnaryOperator<HttpRequest.Builder> idempotencyKey) {
         // Locked: several channels may take from the same SKU at once.
         Stock stock = em.find(Stock.class, order.sku(), LockModeType.PESSIMISTIC_WRITE);
         if (stock == null) {
@@ -88,9 +115,6 @@ public class InventoryConsumer {
         em.flush();
         faults.maybeFailFirstAttempt(order.orderId());
         faults.maybeSlowDown(order.orderId());
-        shipping.ship(order.orderId());
-        if (reservedEvents) {
-            outbox.send(OutboxMessage.text(exchange, reservedRoutingKey, order.toJson()).withContentType("application/json"));
-        }
+        shipping.ship(order.orderId(), idempotencyKey);
     }
 }

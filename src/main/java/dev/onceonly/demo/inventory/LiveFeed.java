@@ -68,7 +68,7 @@ public class LiveFeed {
     }
 
     void onGuardEvent(@Observes GuardEvent event) {
-        if (!InventoryConsumer.CONSUMER.equals(event.consumer())) {
+        if (!InventoryConsumer.countsAsInventory(event.consumer())) {
             return;
         }
         recent.add(System.currentTimeMillis(), event, AttemptTracker.current());

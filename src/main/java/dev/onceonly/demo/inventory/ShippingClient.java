@@ -14,12 +14,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 /**
  * Calls the shipping service over HTTP: a side effect outside the database, which a rollback cannot
  * undo. A handler that dies after this call and before its commit runs again and calls again, so
- * the request carries the guard's key ({@code Idempotency-Key}, the same for every delivery of the
- * order, on every instance), and the service answers a key it has served without shipping again.
+ * the request carries a key ({@code Idempotency-Key}, the same for every delivery of the order, on
+ * every instance), and the service answers a key it has served without shipping again.
  */
 @ApplicationScoped
 public class ShippingClient {
@@ -34,9 +35,16 @@ public class ShippingClient {
     @ConfigProperty(name = "demo.shipping.url", defaultValue = "http://localhost:9080/api/shipping")
     String url;
 
-    void ship(String orderId) {
-        // Inside the guarded handler: sets Idempotency-Key to the guard's key for this message.
-        HttpRequest request = IdempotencyKeyHeader.apply(
+    /**
+     * Asks shipping to send the order's parcel.
+     *
+     * @param orderId the order
+     * @param idempotencyKey puts the {@code Idempotency-Key} on the request: {@link IdempotencyKeyHeader#apply}
+     *                       inside a single-message guarded handler (the guard's key and fence); a batch, which
+     *                       has no guard key per message, sets a key of its own per order
+     */
+    public void ship(String orderId, UnaryOperator<HttpRequest.Builder> idempotencyKey) {
+        HttpRequest request = idempotencyKey.apply(
                         HttpRequest.newBuilder(URI.create(url + "/" + URLEncoder.encode(orderId, StandardCharsets.UTF_8))))
                 .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build();
         try {
