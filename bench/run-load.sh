@@ -13,8 +13,8 @@
 # "database" is guarded with the claims in PostgreSQL instead of Redis, onceonly.store=database; "ahead" is
 # guarded with claim-ahead=BENCH_CLAIM_AHEAD, default 16; "batched" is guarded, the same work per order
 # in batches of BENCH_BATCH_SIZE (default 32) with one transaction per batch, the ledger on: the
-# benchmark WAR's batch consumer, src/bench-app, on queue "inventory-bench-batched" and routing key
-# "order.bench.batched", which LoadRun then publishes to). Two modes are the floor OnceOnly is compared
+# demo's batch consumer, InventoryBatchConsumer, on queue "inventory-bench-batch" and routing key
+# "order.bench.batch", which LoadRun then publishes to). Two modes are the floor OnceOnly is compared
 # with, the consumer protected by hand (src/bench-app, in the benchmark's WAR only): "seed" is the
 # seed article's consumer (SET NX EX 30 in Redis, an insert into a table with a unique key, the guard
 # off); "direct" is guarded, with the handler publishing order.reserved itself and waiting for the
@@ -91,37 +91,16 @@ start_private_redis run-load.sh
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
-BATCHED_QUEUE=inventory-bench-batched
-BATCHED_KEY=order.bench.batched
-# The benchmark WAR's batch consumer (src/bench-app, BatchedInventory) gets its channel through the
-# same file as the variables below, in every mode (idle but for "batched"), so the demo's own
-# properties stay as users read them: the settings of the demo's orders channel, with batches of
-# BENCH_BATCH_SIZE, on a queue and routing key of its own.
-batched_channel() {
-  local p=mp.messaging.incoming.orders-batched
-  local name value
-  while read -r name value; do
-    echo "  <variable name=\"$name\" value=\"$value\"/>"
-  done <<EOF
-$p.connector onceonly-rabbitmq
-$p.exchange.name orders
-$p.exchange.type topic
-$p.queue.name $BATCHED_QUEUE
-$p.routing-keys $BATCHED_KEY
-$p.batch true
-$p.batch-size ${BENCH_BATCH_SIZE:-32}
-$p.max-attempts 5
-$p.retry-delay 500ms
-onceonly.consumers.inventory-batched.ledger true
-onceonly.consumers.inventory-batched.store-failure ledger-only
-EOF
-}
+# The mode "batched" sends the orders to the demo's batch consumer (InventoryBatchConsumer), whose
+# queue is the demo queue's name with "-batch" and whose binding is the demo's with ".batch".
+BATCHED_QUEUE=inventory-bench-batch
+BATCHED_KEY=order.bench.batch
 # BENCH_CONCURRENCY > 1 gives the demo's consumer (and the batch consumer) that many channels (Reactive Messaging's
 # "concurrency"), through a server.xml variable: MP Config reads those, while environment
 # variables cannot name channel properties.
 # The mode "ahead" is guarded with the channel's claim-ahead set to BENCH_CLAIM_AHEAD (default 16, the
 # demo's prefetch), the same way.
-write_dropin() { # claim-ahead for this mode, the batch consumer's channel, no file monitoring
+write_dropin() { # claim-ahead for this mode, no file monitoring
   for s in $SERVERS; do
     local file="$servers_dir/$s/$dropin"
     rm -f "$file"
@@ -132,11 +111,10 @@ write_dropin() { # claim-ahead for this mode, the batch consumer's channel, no f
       # 6-7 % of the server's CPU in a profile of this run, in every mode alike. Nothing changes them here.
       echo '  <applicationMonitor updateTrigger="disabled" dropinsEnabled="false"/>'
       echo '  <config updateTrigger="disabled"/>'
-      [ "${BENCH_CONCURRENCY:-1}" = 1 ] || for channel in orders orders-batched; do
+      [ "${BENCH_CONCURRENCY:-1}" = 1 ] || for channel in orders orders-batch; do
         echo "  <variable name=\"mp.messaging.incoming.$channel.concurrency\" value=\"$BENCH_CONCURRENCY\"/>"
       done
       [ "$1" = 0 ] || echo "  <variable name=\"mp.messaging.incoming.orders.claim-ahead\" value=\"$1\"/>"
-      batched_channel
       echo '</server>'
     } > "$file"
   done
@@ -172,7 +150,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "== round $round: $mode (onceonly.enabled=$enabled), starting the demo"
     server_up=1
     for s in $SERVERS; do
-      BENCH_HAND_WRITTEN=$hand_written DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
+      BENCH_HAND_WRITTEN=$hand_written DEMO_BATCH_SIZE="${BENCH_BATCH_SIZE:-32}" DEMO_RESERVED_EVENTS=$reserved DEMO_RESERVED_BINDING=$binding ONCEONLY_ENABLED=$enabled ONCEONLY_STORE="$store" ONCEONLY_REDIS_URL="redis://127.0.0.1:$port" \
         DEMO_EMBEDDED_BROKER=false ONCEONLY_RABBITMQ_PORT=5672 DEMO_QUEUE=inventory-bench DEMO_BINDING=order.bench \
         DEMO_SHIPPING_URL=http://localhost:9080/api/shipping "$SERVER" start "$s" --clean >/dev/null
     done

@@ -46,11 +46,10 @@ public class InventoryConsumer {
 
     /**
      * {@return whether the guard's events of {@code consumer} count as the inventory's in the stats:
-     * this consumer's, and those of a consumer named {@code inventory-…} doing the same work per
-     * order (the load benchmark's batch consumer)}
+     * this consumer's and those of {@link InventoryBatchConsumer}, which does the same work per order}
      */
     static boolean countsAsInventory(String consumer) {
-        return consumer.equals(CONSUMER) || consumer.startsWith(CONSUMER + "-");
+        return consumer.equals(CONSUMER) || consumer.equals(InventoryBatchConsumer.CONSUMER);
     }
 
     @PersistenceContext(unitName = "demo")
@@ -99,7 +98,7 @@ public class InventoryConsumer {
 
     /**
      * One order's work, in the caller's transaction: takes its units from stock and asks shipping to
-     * send it. Public for the load benchmark's batch consumer, which does the same work per order.
+     * send it. {@link InventoryBatchConsumer} does the same work per order.
      *
      * @param order the order, checked
      * @param idempotencyKey puts the shipping call's {@code Idempotency-Key} on its request

@@ -26,7 +26,8 @@ class ConsumerTimingsTest {
     @Test
     void theStatsCountTheInventoryConsumerAndThoseNamedAfterIt() {
         assertTrue(InventoryConsumer.countsAsInventory("inventory"));
-        assertTrue(InventoryConsumer.countsAsInventory("inventory-batched"));
+        assertTrue(InventoryConsumer.countsAsInventory("inventory-batch"));
+        assertFalse(InventoryConsumer.countsAsInventory("inventory-other"));
         assertFalse(InventoryConsumer.countsAsInventory("inventory.reserved"));
         assertFalse(InventoryConsumer.countsAsInventory("payments"));
     }
