@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -57,6 +58,9 @@ public final class JpaOutboxStore implements OutboxStore {
     private final String scope;
     private final OutboxRows rows;
     private final String insert;
+    private final String insertOnConflict;
+    /** Whether the database is PostgreSQL; null until the first append read it. */
+    private volatile Boolean postgresql;
     private final String markSent;
     private final String markRefused;
 
@@ -80,6 +84,7 @@ public final class JpaOutboxStore implements OutboxStore {
         this.insert = "insert into " + table + " (message_id, source_key, exchange_name, routing_key,"
                 + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
                 + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
+        this.insertOnConflict = insert + " on conflict (message_id) do nothing";
         this.markSent = "update " + table + " set state = 1, sent_at = ? where id = ?";
         // The state first: MariaDB evaluates assignments left to right, so after "attempts = attempts + 1"
         // the condition would count this refusal twice and park a row one refusal early.
@@ -87,10 +92,22 @@ public final class JpaOutboxStore implements OutboxStore {
                 + " attempts = attempts + 1, last_error = ? where id = ?";
     }
 
+    /**
+     * {@inheritDoc} On PostgreSQL one statement, {@code insert … on conflict (message_id) do nothing}:
+     * a row with the same message id that another transaction has not committed makes it wait for
+     * that transaction, then write (rolled back) or answer empty (committed). On other databases the
+     * row is looked up first, and a row another transaction has not committed makes the insert wait,
+     * then fail on the unique key when that transaction committed. Not MariaDB's {@code INSERT IGNORE}:
+     * it would turn unrelated errors into warnings. The database is read from the first connection.
+     */
     @Override
-    public long append(OutboxRecord r) {
+    public OptionalLong append(OutboxRecord r) {
         return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(insert, new String[] {"id"})) {
+            boolean onConflict = onConflict(c);
+            if (!onConflict && rows.find(c, r.messageId()).isPresent()) {
+                return OptionalLong.empty();
+            }
+            try (PreparedStatement s = c.prepareStatement(onConflict ? insertOnConflict : insert, new String[] {"id"})) {
                 OutboxMessage m = r.message();
                 s.setString(1, r.messageId());
                 s.setString(2, r.source());
@@ -103,27 +120,32 @@ public final class JpaOutboxStore implements OutboxStore {
                 s.setBytes(9, m.body());
                 s.setLong(10, r.createdAt().toEpochMilli());
                 s.setString(11, scope);
-                s.executeUpdate();
+                if (s.executeUpdate() == 0) {
+                    return OptionalLong.empty(); // on conflict: the message id's row is there
+                }
                 try (ResultSet keys = s.getGeneratedKeys()) {
                     if (!keys.next()) {
                         throw new SQLException("the database returned no id for the outbox row");
                     }
-                    return keys.getLong(1);
+                    return OptionalLong.of(keys.getLong(1));
                 }
             }
         });
     }
 
+    /** Whether the database takes {@code on conflict … do nothing} (PostgreSQL), read once from {@code c}. */
+    private boolean onConflict(Connection c) throws SQLException {
+        Boolean known = postgresql;
+        if (known == null) {
+            known = "PostgreSQL".equals(c.getMetaData().getDatabaseProductName());
+            postgresql = known;
+        }
+        return known;
+    }
+
     @Override
     public Optional<OutboxRecord> find(String messageId) {
-        return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(rows.columns() + " where message_id = ?")) {
-                s.setString(1, messageId);
-                try (ResultSet r = s.executeQuery()) {
-                    return r.next() ? Optional.of(OutboxRows.read(r)) : Optional.empty();
-                }
-            }
-        });
+        return work(c -> rows.find(c, messageId));
     }
 
     @Override

@@ -15,11 +15,12 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * Reads rows of the outbox table for the JPA outbox store: the relay's selection, locked, and which
- * of the locked rows may go out without breaking their source's order.
+ * Reads rows of the outbox table for the JPA outbox store: a row by its message id, the relay's
+ * selection, locked, and which of the locked rows may go out without breaking their source's order.
  */
 final class OutboxRows {
 
@@ -44,6 +45,16 @@ final class OutboxRows {
     /** {@return the select of the columns {@link #read} reads, in its order, from the table; a where clause may follow} */
     String columns() {
         return columns;
+    }
+
+    /** {@return the row of {@code messageId}, read without locking} */
+    Optional<OutboxRecord> find(Connection c, String messageId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(columns + " where message_id = ?")) {
+            s.setString(1, messageId);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next() ? Optional.of(read(r)) : Optional.empty();
+            }
+        }
     }
 
     /**
