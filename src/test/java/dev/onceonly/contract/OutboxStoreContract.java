@@ -38,7 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *       pending and untouched), and reports how many it locked and the highest id.</li>
  *   <li>A row is held back (locked, not handed out, not marked) while an earlier pending row of its
  *       source is outside the selection or held by another relay, which passes by the rows it
- *       holds; a row another transaction has not committed holds nothing back.</li>
+ *       holds; a row another transaction has not committed holds nothing back. Looking at the earlier
+ *       rows locks none of them.</li>
  * </ul>
  */
 public abstract class OutboxStoreContract {
@@ -173,6 +174,21 @@ public abstract class OutboxStoreContract {
         }, 3);
         assertEquals(List.of(a), outer);
         assertEquals(List.of(other), inner, "a is held by the outer relay; b waits behind it; t goes");
+        assertEquals(List.of(b), relay(ALL, r -> Optional.empty(), 3));
+    }
+
+    @Test
+    void aRelayLocksNoEarlierRowItHoldsARowBackFor() {
+        long a = committed("s", 1);
+        long b = committed("s", 2);
+        long other = committed("t", 1);
+        List<Long> inner = new ArrayList<>();
+        List<Long> outer = relay(Selection.of(List.of(b, other)), r -> {
+            inner.addAll(relay(Selection.of(List.of(a)), x -> Optional.empty(), 3));
+            return Optional.empty();
+        }, 3);
+        assertEquals(List.of(other), outer, "b waits for a");
+        assertEquals(List.of(a), inner, "the outer relay read a, as the row b waits for, and locked it not");
         assertEquals(List.of(b), relay(ALL, r -> Optional.empty(), 3));
     }
 

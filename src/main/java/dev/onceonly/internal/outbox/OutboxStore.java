@@ -57,9 +57,9 @@ public interface OutboxStore {
      * {@code publish}; then marks each row as {@code publish} answered, and commits. Nothing may
      * publish a row once {@code publish} returned: the transaction ends then, and with it the lock.
      *
-     * <p>Whether an earlier row is pending may be read without locking and as of any moment after
-     * the rows were locked: a row only ever leaves the pending state, so a stale read only holds back
-     * more. A row another transaction wrote and has not committed is not seen, so it holds back
+     * <p>Whether an earlier row is pending may be read without locking and as of any moment from the
+     * start of the locking read on: a row only ever leaves the pending state, so a stale read only
+     * holds back more. A row another transaction wrote and has not committed is not seen, so it holds back
      * nothing.
      *
      * @param selection which rows

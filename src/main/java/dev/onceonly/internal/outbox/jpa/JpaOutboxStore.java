@@ -33,9 +33,11 @@ import java.util.function.Supplier;
  *
  * <p>Rows are selected {@code FOR UPDATE SKIP LOCKED} (PostgreSQL, MariaDB 10.6+, H2 2.x): a relay
  * holds the rows it publishes until it marked them, and another relay passes them by instead of
- * waiting or publishing them too. Which of them may go out (no earlier pending row of their source
- * left out) is then read with a plain query on {@code (source_key, id)}: a lock query cannot tell
- * a row another relay holds from one that is not there.
+ * waiting or publishing them too. The same query says of each row whether an earlier pending row of
+ * its source exists (a subquery, which locks nothing); only when one does is which of them may go out
+ * (no earlier pending row of their source left out) read with a second, plain query on
+ * {@code (source_key, id)}: a lock query cannot tell a row another relay holds from one that is not
+ * there, nor one it locked itself from one it passed by.
  *
  * <p>Applications that share the database share the table: each row carries its application's
  * scope (column {@code app_scope}), and the relay, the purge and the counts of a store touch only
@@ -155,11 +157,11 @@ public final class JpaOutboxStore implements OutboxStore {
             return Relayed.NONE;
         }
         return newTransaction.call(() -> work(c -> {
-            List<OutboxRecord> locked = rows.lock(c, selection, scope);
-            if (locked.isEmpty()) {
+            OutboxRows.Locked locked = rows.lock(c, selection, scope);
+            if (locked.rows().isEmpty()) {
                 return Relayed.NONE;
             }
-            Relayed relayed = new Relayed(locked.size(), locked.get(locked.size() - 1).id());
+            Relayed relayed = new Relayed(locked.rows().size(), locked.rows().get(locked.rows().size() - 1).id());
             List<OutboxRecord> goOut = rows.mayGoOut(c, locked);
             if (goOut.isEmpty()) {
                 return relayed;
