@@ -162,18 +162,27 @@ public abstract class OutboxStoreContract {
         assertEquals(List.of(a, b), relay(Selection.of(List.of(a, b)), r -> Optional.empty(), 3));
     }
 
+    /**
+     * Relays {@code outer} and, while it publishes, {@code inner}, confirming every row handed out;
+     * returns the ids each handed out, outer first.
+     */
+    private List<List<Long>> nested(Selection outer, Selection inner) {
+        List<Long> innerHanded = new ArrayList<>();
+        List<Long> outerHanded = relay(outer, r -> {
+            innerHanded.addAll(relay(inner, x -> Optional.empty(), 3));
+            return Optional.empty();
+        }, 3);
+        return List.of(outerHanded, innerHanded);
+    }
+
     @Test
     void aRelayPassesByRowsAnotherHoldsAndHoldsBackWhatComesAfterThem() {
         long a = committed("s", 1);
         long b = committed("s", 2);
         long other = committed("t", 1);
-        List<Long> inner = new ArrayList<>();
-        List<Long> outer = relay(Selection.of(List.of(a)), r -> {
-            inner.addAll(relay(ALL, x -> Optional.empty(), 3));
-            return Optional.empty();
-        }, 3);
-        assertEquals(List.of(a), outer);
-        assertEquals(List.of(other), inner, "a is held by the outer relay; b waits behind it; t goes");
+        List<List<Long>> handed = nested(Selection.of(List.of(a)), ALL);
+        assertEquals(List.of(a), handed.get(0));
+        assertEquals(List.of(other), handed.get(1), "a is held by the outer relay; b waits behind it; t goes");
         assertEquals(List.of(b), relay(ALL, r -> Optional.empty(), 3));
     }
 
@@ -182,13 +191,9 @@ public abstract class OutboxStoreContract {
         long a = committed("s", 1);
         long b = committed("s", 2);
         long other = committed("t", 1);
-        List<Long> inner = new ArrayList<>();
-        List<Long> outer = relay(Selection.of(List.of(b, other)), r -> {
-            inner.addAll(relay(Selection.of(List.of(a)), x -> Optional.empty(), 3));
-            return Optional.empty();
-        }, 3);
-        assertEquals(List.of(other), outer, "b waits for a");
-        assertEquals(List.of(a), inner, "the outer relay read a, as the row b waits for, and locked it not");
+        List<List<Long>> handed = nested(Selection.of(List.of(b, other)), Selection.of(List.of(a)));
+        assertEquals(List.of(other), handed.get(0), "b waits for a");
+        assertEquals(List.of(a), handed.get(1), "the outer relay read a, as the row b waits for, and locked it not");
         assertEquals(List.of(b), relay(ALL, r -> Optional.empty(), 3));
     }
 
