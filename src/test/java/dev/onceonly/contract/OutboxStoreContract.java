@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -30,13 +31,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <ul>
  *   <li>{@link OutboxStore#append} writes in the caller's transaction: {@link OutboxStore#find} sees
  *       the row there and, once committed, everywhere; another transaction does not see it before;
- *       after a rollback it is gone. A message id already in the table fails the append.</li>
+ *       after a rollback it is gone. A message id already there (committed, or written earlier in
+ *       the transaction) makes the append write nothing and answer empty.</li>
  *   <li>{@link OutboxStore#relay} hands out the selected pending rows in id order, marks them as
  *       answered (sent; refused: one attempt more, parked at {@code maxAttempts}; not answered:
  *       pending and untouched), and reports how many it locked and the highest id.</li>
  *   <li>A row is held back (locked, not handed out, not marked) while an earlier pending row of its
  *       source is outside the selection or held by another relay, which passes by the rows it
- *       holds; a row another transaction has not committed holds nothing back.</li>
+ *       holds; a row another transaction has not committed holds nothing back. Looking at the earlier
+ *       rows locks none of them.</li>
  * </ul>
  */
 public abstract class OutboxStoreContract {
@@ -53,13 +56,14 @@ public abstract class OutboxStoreContract {
      */
     protected abstract <T> T inNewTransaction(Supplier<T> work);
 
-    private static OutboxRecord row(String source, int n) {
+    /** {@return the {@code n}th row of {@code source}, message id {@code <source>/<n>}} */
+    protected static OutboxRecord row(String source, int n) {
         return new OutboxRecord(0, source + "/" + n, source, OutboxMessage.text("", "q", "body " + n).withMessageId(source + "/" + n),
                 NOW, 0);
     }
 
     private long committed(String source, int n) {
-        return inNewTransaction(() -> store().append(row(source, n)));
+        return inNewTransaction(() -> store().append(row(source, n))).orElseThrow();
     }
 
     /** Relays {@code selection}, answering each row handed out with {@code answer}; returns the ids handed out, in order. */
@@ -102,10 +106,18 @@ public abstract class OutboxStoreContract {
     }
 
     @Test
-    void aMessageIdAlreadyInTheTableFailsTheAppend() {
-        committed("s", 1);
-        assertThrows(RuntimeException.class, () -> inNewTransaction(() -> store().append(row("s", 1))));
-        assertEquals(new OutboxStore.Counts(1, 0), store().counts());
+    void aMessageIdAlreadyThereWritesNothingAndSaysSo() {
+        long first = committed("s", 1);
+        OutboxRecord other = new OutboxRecord(0, "s/1", "t", OutboxMessage.text("", "q", "another body"), NOW, 0);
+        assertEquals(OptionalLong.empty(), inNewTransaction(() -> store().append(other)), "committed by another transaction");
+        inNewTransaction(() -> {
+            assertTrue(store().append(row("s", 2)).isPresent());
+            assertEquals(OptionalLong.empty(), store().append(row("s", 2)), "written earlier in this transaction");
+            return null;
+        });
+        assertEquals(new OutboxStore.Counts(2, 0), store().counts());
+        assertEquals(first, inNewTransaction(() -> store().find("s/1")).orElseThrow().id(), "the row as it was");
+        assertEquals("s", inNewTransaction(() -> store().find("s/1")).orElseThrow().source());
     }
 
     @Test
@@ -150,18 +162,38 @@ public abstract class OutboxStoreContract {
         assertEquals(List.of(a, b), relay(Selection.of(List.of(a, b)), r -> Optional.empty(), 3));
     }
 
+    /**
+     * Relays {@code outer} and, while it publishes, {@code inner}, confirming every row handed out;
+     * returns the ids each handed out, outer first.
+     */
+    private List<List<Long>> nested(Selection outer, Selection inner) {
+        List<Long> innerHanded = new ArrayList<>();
+        List<Long> outerHanded = relay(outer, r -> {
+            innerHanded.addAll(relay(inner, x -> Optional.empty(), 3));
+            return Optional.empty();
+        }, 3);
+        return List.of(outerHanded, innerHanded);
+    }
+
     @Test
     void aRelayPassesByRowsAnotherHoldsAndHoldsBackWhatComesAfterThem() {
         long a = committed("s", 1);
         long b = committed("s", 2);
         long other = committed("t", 1);
-        List<Long> inner = new ArrayList<>();
-        List<Long> outer = relay(Selection.of(List.of(a)), r -> {
-            inner.addAll(relay(ALL, x -> Optional.empty(), 3));
-            return Optional.empty();
-        }, 3);
-        assertEquals(List.of(a), outer);
-        assertEquals(List.of(other), inner, "a is held by the outer relay; b waits behind it; t goes");
+        List<List<Long>> handed = nested(Selection.of(List.of(a)), ALL);
+        assertEquals(List.of(a), handed.get(0));
+        assertEquals(List.of(other), handed.get(1), "a is held by the outer relay; b waits behind it; t goes");
+        assertEquals(List.of(b), relay(ALL, r -> Optional.empty(), 3));
+    }
+
+    @Test
+    void aRelayLocksNoEarlierRowItHoldsARowBackFor() {
+        long a = committed("s", 1);
+        long b = committed("s", 2);
+        long other = committed("t", 1);
+        List<List<Long>> handed = nested(Selection.of(List.of(b, other)), Selection.of(List.of(a)));
+        assertEquals(List.of(other), handed.get(0), "b waits for a");
+        assertEquals(List.of(a), handed.get(1), "the outer relay read a, as the row b waits for, and locked it not");
         assertEquals(List.of(b), relay(ALL, r -> Optional.empty(), 3));
     }
 

@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -32,13 +33,14 @@ final class SimOutboxStore implements OutboxStore {
         this.earlyStop = earlyStop;
     }
 
+    /** {@inheritDoc} A row of the id another transaction has not committed: a lock wait that times out. */
     @Override
-    public long append(OutboxRecord record) {
+    public OptionalLong append(OutboxRecord record) {
         SimDatabase.Tx tx = t.db.current();
         t.loop.roundTrip(owner, 500);
         String id = record.messageId();
         if (t.byMessageId.containsKey(id)) {
-            throw new IllegalStateException("duplicate key: message id already in the outbox");
+            return OptionalLong.empty();
         }
         for (Map.Entry<SimDatabase.Tx, List<SimOutbox.Row>> e : t.uncommitted.entrySet()) {
             SimDatabase.Tx other = e.getKey();
@@ -46,7 +48,7 @@ final class SimOutboxStore implements OutboxStore {
                 continue;
             }
             if (other == tx) {
-                throw new IllegalStateException("duplicate key: message id already written in this transaction");
+                return OptionalLong.empty();
             }
             if (t.runOf.get(tx) == other) {
                 t.loop.trace.violation(owner + ": a send in a REQUIRES_NEW transaction waits for its own handler's row "
@@ -60,7 +62,7 @@ final class SimOutboxStore implements OutboxStore {
             written.completions.add(committed -> t.ended(written, committed));
             return new ArrayList<>();
         }).add(row);
-        return row.id;
+        return OptionalLong.of(row.id);
     }
 
     @Override

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Function;
 
 /**
@@ -24,14 +25,20 @@ public interface OutboxStore {
 
     /**
      * Writes a row in the caller's current transaction, at once, so that a failure surfaces in the
-     * handler and not at commit.
+     * handler and not at commit; unless a row with its message id is already there, committed by
+     * another transaction (in any state, until it is purged) or written earlier in this one: then it
+     * writes nothing and answers empty, and the caller reads that row with {@link #find}.
+     *
+     * <p>A row with that message id that another transaction wrote and has not committed makes the
+     * append wait for that transaction; when it ends, the append writes (it rolled back) or answers
+     * empty (it committed), or fails with the database's lock wait or unique key error; which of
+     * these an implementation does, it says.
      *
      * @param record the row ({@link OutboxRecord#id()} is ignored)
-     * @return the row's id
-     * @throws RuntimeException when the row cannot be written (the transaction must roll back), for
-     *                          example a message id already in the outbox
+     * @return the new row's id, or empty when a row with this message id is already there
+     * @throws RuntimeException when the row cannot be written (the transaction must roll back)
      */
-    long append(OutboxRecord record);
+    OptionalLong append(OutboxRecord record);
 
     /**
      * Reads the row of {@code messageId} in the caller's current transaction, without locking it: a
@@ -50,9 +57,9 @@ public interface OutboxStore {
      * {@code publish}; then marks each row as {@code publish} answered, and commits. Nothing may
      * publish a row once {@code publish} returned: the transaction ends then, and with it the lock.
      *
-     * <p>Whether an earlier row is pending may be read without locking and as of any moment after
-     * the rows were locked: a row only ever leaves the pending state, so a stale read only holds back
-     * more. A row another transaction wrote and has not committed is not seen, so it holds back
+     * <p>Whether an earlier row is pending may be read without locking and as of any moment from the
+     * start of the locking read on: a row only ever leaves the pending state, so a stale read only
+     * holds back more. A row another transaction wrote and has not committed is not seen, so it holds back
      * nothing.
      *
      * @param selection which rows

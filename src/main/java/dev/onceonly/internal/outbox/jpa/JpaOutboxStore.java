@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -32,9 +33,11 @@ import java.util.function.Supplier;
  *
  * <p>Rows are selected {@code FOR UPDATE SKIP LOCKED} (PostgreSQL, MariaDB 10.6+, H2 2.x): a relay
  * holds the rows it publishes until it marked them, and another relay passes them by instead of
- * waiting or publishing them too. Which of them may go out (no earlier pending row of their source
- * left out) is then read with a plain query on {@code (source_key, id)}: a lock query cannot tell
- * a row another relay holds from one that is not there.
+ * waiting or publishing them too. The same query says of each row whether an earlier pending row of
+ * its source exists (a subquery, which locks nothing); only when one does is which of them may go out
+ * (no earlier pending row of their source left out) read with a second, plain query on
+ * {@code (source_key, id)}: a lock query cannot tell a row another relay holds from one that is not
+ * there, nor one it locked itself from one it passed by.
  *
  * <p>Applications that share the database share the table: each row carries its application's
  * scope (column {@code app_scope}), and the relay, the purge and the counts of a store touch only
@@ -57,6 +60,9 @@ public final class JpaOutboxStore implements OutboxStore {
     private final String scope;
     private final OutboxRows rows;
     private final String insert;
+    private final String insertOnConflict;
+    /** Whether the database is PostgreSQL; null until the first append read it. */
+    private volatile Boolean postgresql;
     private final String markSent;
     private final String markRefused;
 
@@ -80,6 +86,7 @@ public final class JpaOutboxStore implements OutboxStore {
         this.insert = "insert into " + table + " (message_id, source_key, exchange_name, routing_key,"
                 + " content_type, correlation_id, persistent, headers, body, state, created_at, attempts, app_scope)"
                 + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)";
+        this.insertOnConflict = insert + " on conflict (message_id) do nothing";
         this.markSent = "update " + table + " set state = 1, sent_at = ? where id = ?";
         // The state first: MariaDB evaluates assignments left to right, so after "attempts = attempts + 1"
         // the condition would count this refusal twice and park a row one refusal early.
@@ -87,10 +94,22 @@ public final class JpaOutboxStore implements OutboxStore {
                 + " attempts = attempts + 1, last_error = ? where id = ?";
     }
 
+    /**
+     * {@inheritDoc} On PostgreSQL one statement, {@code insert … on conflict (message_id) do nothing}:
+     * a row with the same message id that another transaction has not committed makes it wait for
+     * that transaction, then write (rolled back) or answer empty (committed). On other databases the
+     * row is looked up first, and a row another transaction has not committed makes the insert wait,
+     * then fail on the unique key when that transaction committed. Not MariaDB's {@code INSERT IGNORE}:
+     * it would turn unrelated errors into warnings. The database is read from the first connection.
+     */
     @Override
-    public long append(OutboxRecord r) {
+    public OptionalLong append(OutboxRecord r) {
         return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(insert, new String[] {"id"})) {
+            boolean onConflict = onConflict(c);
+            if (!onConflict && rows.find(c, r.messageId()).isPresent()) {
+                return OptionalLong.empty();
+            }
+            try (PreparedStatement s = c.prepareStatement(onConflict ? insertOnConflict : insert, new String[] {"id"})) {
                 OutboxMessage m = r.message();
                 s.setString(1, r.messageId());
                 s.setString(2, r.source());
@@ -103,27 +122,32 @@ public final class JpaOutboxStore implements OutboxStore {
                 s.setBytes(9, m.body());
                 s.setLong(10, r.createdAt().toEpochMilli());
                 s.setString(11, scope);
-                s.executeUpdate();
+                if (s.executeUpdate() == 0) {
+                    return OptionalLong.empty(); // on conflict: the message id's row is there
+                }
                 try (ResultSet keys = s.getGeneratedKeys()) {
                     if (!keys.next()) {
                         throw new SQLException("the database returned no id for the outbox row");
                     }
-                    return keys.getLong(1);
+                    return OptionalLong.of(keys.getLong(1));
                 }
             }
         });
     }
 
+    /** Whether the database takes {@code on conflict … do nothing} (PostgreSQL), read once from {@code c}. */
+    private boolean onConflict(Connection c) throws SQLException {
+        Boolean known = postgresql;
+        if (known == null) {
+            known = "PostgreSQL".equals(c.getMetaData().getDatabaseProductName());
+            postgresql = known;
+        }
+        return known;
+    }
+
     @Override
     public Optional<OutboxRecord> find(String messageId) {
-        return work(c -> {
-            try (PreparedStatement s = c.prepareStatement(rows.columns() + " where message_id = ?")) {
-                s.setString(1, messageId);
-                try (ResultSet r = s.executeQuery()) {
-                    return r.next() ? Optional.of(OutboxRows.read(r)) : Optional.empty();
-                }
-            }
-        });
+        return work(c -> rows.find(c, messageId));
     }
 
     @Override
@@ -133,11 +157,11 @@ public final class JpaOutboxStore implements OutboxStore {
             return Relayed.NONE;
         }
         return newTransaction.call(() -> work(c -> {
-            List<OutboxRecord> locked = rows.lock(c, selection, scope);
-            if (locked.isEmpty()) {
+            OutboxRows.Locked locked = rows.lock(c, selection, scope);
+            if (locked.rows().isEmpty()) {
                 return Relayed.NONE;
             }
-            Relayed relayed = new Relayed(locked.size(), locked.get(locked.size() - 1).id());
+            Relayed relayed = new Relayed(locked.rows().size(), locked.rows().get(locked.rows().size() - 1).id());
             List<OutboxRecord> goOut = rows.mayGoOut(c, locked);
             if (goOut.isEmpty()) {
                 return relayed;

@@ -16,7 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.function.Consumer;
 
@@ -33,12 +33,14 @@ import java.util.function.Consumer;
  * transaction, both would be {@code /1}, and the second insert would wait on the same thread for the
  * first transaction's uncommitted row until the lock wait gave up).
  *
- * <p>A send whose id (derived, or set by the message) is already in the outbox is looked up first:
- * a row committed with the same source, exchange, routing key, body, content type, correlation id
- * and persistence is the same message, sent by an earlier run whose {@code REQUIRES_NEW} transaction
- * committed while its own rolled back; the send writes nothing and returns the id. Headers are not
- * compared: they carry the sending run's trace context. A different message under that id fails
- * the send ({@link OnceOnlyException}) instead of the unique key failing it on every retry.
+ * <p>A send is one insert that writes nothing when its id (derived, or set by the message) is
+ * already in the outbox ({@link OutboxStore#append}); only then is that row read. A row committed
+ * with the same source, exchange, routing key, body, content type, correlation id and persistence
+ * is the same message, sent by an earlier run whose {@code REQUIRES_NEW} transaction committed while
+ * its own rolled back; the send returns the id. Headers are not compared: they carry the sending
+ * run's trace context. A different message under that id fails the send ({@link OnceOnlyException})
+ * instead of the unique key failing it on every retry. Such a send still records its {@code create}
+ * span: the trace context goes into the row before the insert.
  *
  * <p>A send is a PRODUCER span ({@code <exchange> create}) whose trace context is written into the
  * row's headers: the message carries the sender's trace whenever and wherever the relay publishes it.
@@ -78,21 +80,20 @@ public final class JtaOutbox implements Outbox {
                     + "@Transactional): the message commits with it; transaction status " + transactions.getTransactionStatus());
         }
         String key = CurrentKey.get();
-        String id;
-        if (message.messageId() == null && key == null) {
-            id = UUID.randomUUID().toString(); // never in the table already: not looked up
-        } else {
-            id = message.messageId() != null ? message.messageId() : key + "/" + CurrentKey.nextSendNumber();
-            Optional<OutboxRecord> existing = store.find(id);
-            if (existing.isPresent()) {
-                if (sameMessage(existing.get(), key != null ? key : id, message)) {
-                    return id; // sent by an earlier run: its row is relayed as any other
-                }
+        String id = message.messageId() != null ? message.messageId()
+                : key != null ? key + "/" + CurrentKey.nextSendNumber() : UUID.randomUUID().toString();
+        String source = key != null ? key : id;
+        OptionalLong row = store.append(new OutboxRecord(0, id, source, traced(message.withMessageId(id)), clock.instant(), 0));
+        if (row.isEmpty()) {
+            OutboxRecord existing = store.find(id).orElseThrow(() -> new OnceOnlyException("Outbox.send: the row of this"
+                    + " message id was deleted between the insert and the read (purged); the send may be tried again"));
+            if (!sameMessage(existing, source, message)) {
                 throw new OnceOnlyException("Outbox.send: a different message with this message id is already in the outbox"
                         + " (committed by an earlier run of this handler, for example in a REQUIRES_NEW transaction, or an id"
                         + " set twice); a handler must send the same messages in the same order on every run, or set ids of"
                         + " its own. The message in the outbox stays as it is");
             }
+            return id; // sent by an earlier run: its row is relayed as any other
         }
         Sends sends = (Sends) transactions.getResource(SENDS);
         if (sends == null) {
@@ -100,8 +101,7 @@ public final class JtaOutbox implements Outbox {
             transactions.putResource(SENDS, sends);
             transactions.registerInterposedSynchronization(sends);
         }
-        long row = store.append(new OutboxRecord(0, id, key != null ? key : id, traced(message.withMessageId(id)), clock.instant(), 0));
-        sends.rows.add(row);
+        sends.rows.add(row.getAsLong());
         return id;
     }
 

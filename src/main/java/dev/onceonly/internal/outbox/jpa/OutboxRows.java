@@ -15,25 +15,45 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * Reads rows of the outbox table for the JPA outbox store: the relay's selection, locked, and which
- * of the locked rows may go out without breaking their source's order.
+ * Reads rows of the outbox table for the JPA outbox store: a row by its message id, the relay's
+ * selection, locked, and which of the locked rows may go out without breaking their source's order.
  */
 final class OutboxRows {
 
     /** The rows of the store's scope (its first parameter), and those written before there were scopes. */
     static final String IN_SCOPE = " and app_scope in (?, '')";
 
+    /** The columns {@link #read} reads, in its order. */
+    private static final String READ = "id, message_id, source_key, exchange_name, routing_key, content_type,"
+            + " correlation_id, persistent, headers, body, created_at, attempts";
+
     private final String table;
     private final String columns;
+    /** The locked read's columns: {@link #READ}, then whether an earlier pending row of the row's source exists. */
+    private final String lockColumns;
 
     /** @param table the outbox table, validated as an SQL name */
     OutboxRows(String table) {
         this.table = table;
-        this.columns = "select id, message_id, source_key, exchange_name, routing_key, content_type,"
-                + " correlation_id, persistent, headers, body, created_at, attempts from " + table;
+        this.columns = "select " + READ + " from " + table;
+        // A subquery without a locking clause of its own locks nothing (PostgreSQL, MariaDB, H2): rows
+        // it reads stay free for the relay that holds them, or for the next one.
+        this.lockColumns = "select " + READ + ", exists (select 1 from " + table + " e where e.source_key = o.source_key"
+                + " and e.state = 0 and e.id < o.id) from " + table + " o";
+    }
+
+    /**
+     * Rows a relay locked, in id order.
+     *
+     * @param rows           the rows
+     * @param earlierPending whether any of them had an earlier pending row of its source when they
+     *                       were read (locked by this relay or not)
+     */
+    record Locked(List<OutboxRecord> rows, boolean earlierPending) {
     }
 
     /** {@return the outbox table} */
@@ -46,13 +66,28 @@ final class OutboxRows {
         return columns;
     }
 
+    /** {@return the row of {@code messageId}, read without locking} */
+    Optional<OutboxRecord> find(Connection c, String messageId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(columns + " where message_id = ?")) {
+            s.setString(1, messageId);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next() ? Optional.of(read(r)) : Optional.empty();
+            }
+        }
+    }
+
     /**
      * The locked rows that may go out now: of each source, the locked rows up to its first earlier
      * pending row this relay did not lock (another relay holds it, or the selection left it out).
      * Read without locking, after the lock: a row seen pending may have been sent since (it holds
-     * back one round more), a row seen sent or parked stays so.
+     * back one round more), a row seen sent or parked stays so. Nothing is read when no locked row had
+     * an earlier pending row of its source.
      */
-    List<OutboxRecord> mayGoOut(Connection c, List<OutboxRecord> locked) throws SQLException {
+    List<OutboxRecord> mayGoOut(Connection c, Locked lockedRows) throws SQLException {
+        List<OutboxRecord> locked = lockedRows.rows();
+        if (!lockedRows.earlierPending()) {
+            return locked;
+        }
         Set<Long> lockedIds = new HashSet<>();
         Set<String> sources = new LinkedHashSet<>();
         for (OutboxRecord row : locked) {
@@ -83,8 +118,8 @@ final class OutboxRows {
     }
 
     /** Locks and reads the selected pending rows of {@code scope}, in id order, passing by rows another relay holds. */
-    List<OutboxRecord> lock(Connection c, Selection selection, String scope) throws SQLException {
-        StringBuilder sql = new StringBuilder(columns).append(" where state = 0").append(IN_SCOPE);
+    Locked lock(Connection c, Selection selection, String scope) throws SQLException {
+        StringBuilder sql = new StringBuilder(lockColumns).append(" where state = 0").append(IN_SCOPE);
         if (!selection.ids().isEmpty()) {
             sql.append(" and id in (").append("?,".repeat(selection.ids().size() - 1)).append("?)");
         } else {
@@ -104,12 +139,14 @@ final class OutboxRows {
             }
             s.setInt(i, selection.limit());
             List<OutboxRecord> rows = new ArrayList<>();
+            boolean earlierPending = false;
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
                     rows.add(read(r));
+                    earlierPending |= r.getBoolean(13);
                 }
             }
-            return rows;
+            return new Locked(rows, earlierPending);
         }
     }
 

@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,7 @@ abstract class JpaOutboxStoreTestBase {
         return jta.inTransaction(() -> {
             List<Long> ids = new ArrayList<>();
             for (int n = 1; n <= count; n++) {
-                ids.add(store.append(record(source, n)));
+                ids.add(store.append(record(source, n)).orElseThrow());
             }
             return ids;
         });
@@ -132,7 +133,7 @@ abstract class JpaOutboxStoreTestBase {
     @Test
     void aMessageIdIsInTheOutboxOnce() throws Exception {
         appendCommitted("c:k3", 1);
-        assertThrows(RuntimeException.class, () -> appendCommitted("c:k3", 1));
+        assertEquals(OptionalLong.empty(), jta.inTransaction(() -> store.append(record("c:k3", 1))));
         assertEquals(1, states().size());
     }
 
@@ -140,7 +141,7 @@ abstract class JpaOutboxStoreTestBase {
     void aRowIsFoundByItsMessageIdOnceCommittedAndInItsOwnTransaction() throws Exception {
         assertEquals(Optional.empty(), jta.inTransaction(() -> store.find("c:k8/1")));
         long inOwn = jta.inTransaction(() -> {
-            long id = store.append(record("c:k8", 1));
+            long id = store.append(record("c:k8", 1)).orElseThrow();
             assertEquals(id, store.find("c:k8/1").orElseThrow().id(), "written earlier in this transaction");
             return id;
         });
@@ -338,8 +339,8 @@ abstract class JpaOutboxStoreTestBase {
     void twoApplicationsOnOneDatabaseTouchOnlyTheirOwnRows() throws Exception {
         OutboxStore a = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "a:");
         OutboxStore b = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "b:");
-        long rowA = jta.inTransaction(() -> a.append(record("a:c:k", 1)));
-        long rowB = jta.inTransaction(() -> b.append(record("b:c:k", 1)));
+        long rowA = jta.inTransaction(() -> a.append(record("a:c:k", 1)).orElseThrow());
+        long rowB = jta.inTransaction(() -> b.append(record("b:c:k", 1)).orElseThrow());
         assertEquals(new OutboxStore.Counts(1, 0), a.counts());
         assertEquals(new OutboxStore.Counts(1, 0), b.counts());
         assertEquals(new OutboxStore.Counts(0, 0), store.counts(), "the scope oo: counts neither");
