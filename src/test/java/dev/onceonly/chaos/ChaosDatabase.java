@@ -121,6 +121,17 @@ public final class ChaosDatabase implements AutoCloseable {
         return rows;
     }
 
+    /** Ledger rows of {@code consumer}. */
+    public int ledgerRowsOf(String consumer) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT count(*) FROM onceonly_processed_message WHERE consumer = ?")) {
+            ps.setString(1, consumer);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
     /** Terminates the backends of every connection whose application name starts with {@code prefix}. */
     public int terminate(String prefix) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(

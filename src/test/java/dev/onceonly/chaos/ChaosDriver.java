@@ -549,7 +549,10 @@ public final class ChaosDriver {
         report.queueMessages = TestRabbit.total(s.queue);
         report.dlqMessages = TestRabbit.total(dlq());
         // The ledger's msg_id is the claim key, which is also the key the handler passed on (Idempotency-Key).
-        report.ledgerRows = db.ledgerRows(List.copyOf(shipping.keys().keySet()));
+        // The single-message consumer sends its guard key as the shipping call's Idempotency-Key; the batch
+        // consumer has no guard key per message and sends a key of its own: its rows are counted by consumer.
+        report.ledgerRows = s.batchSize > 0 ? db.ledgerRowsOf("inventory-batch")
+                : db.ledgerRows(List.copyOf(shipping.keys().keySet()));
         for (DemoInstance i : instances) {
             report.logIds.put(i.label(), i.countLogIds());
         }

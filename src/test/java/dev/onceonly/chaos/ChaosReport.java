@@ -216,7 +216,7 @@ public final class ChaosReport {
         check(validDeadLettered == 0, validDeadLettered + " valid order(s) dead-lettered");
         check(unexplainedDeadLetters == 0, unexplainedDeadLetters + " dead letter(s) not explained by an invalid order and its reason");
         check(invalidMissing == 0, invalidMissing + " invalid order(s) never dead-lettered");
-        check(ledgerRows == orders.count, ledgerRows + " ledger row(s) for the " + orders.count + " orders' keys");
+        check(ledgerRows == orders.count, ledgerRows + " ledger row(s) for the " + orders.count + " orders");
         check(queueMessages == 0, queueMessages + " message(s) left in " + settings.queue + " (ready or unacked)");
         check(dlqMessages == deadLetters.size(), settings.queue + ".dlq holds " + dlqMessages + " message(s), its audit copy saw "
                 + deadLetters.size() + " dead letter(s): every dead letter waits there for an operator, once");
@@ -284,7 +284,7 @@ public final class ChaosReport {
         row(t, "orders never shipped", notShipped);
         row(t, "orders shipped more than once", shippedTwice);
         row(t, "calls without Idempotency-Key", shipping.callsWithoutKey());
-        row(t, "ledger rows for the shipped keys", ledgerRows);
+        row(t, settings.batchSize > 0 ? "ledger rows of the batch consumer" : "ledger rows for the shipped keys", ledgerRows);
         row(t, "orders with one order.reserved message id (outbox)", reservedOnce);
         row(t, "orders without / with several message ids", reservedMissing + " / " + reservedSeveralIds);
         row(t, "extra copies of an id (relay died between confirm and mark; the consumer deduplicates them)", reservedCopies);
