@@ -3,12 +3,9 @@ package dev.onceonly.demo.inventory;
 import dev.onceonly.api.IdempotencyContext;
 import dev.onceonly.api.IdempotentMessage;
 import dev.onceonly.api.KeyStrategy;
-import dev.onceonly.api.Outbox;
-import dev.onceonly.api.OutboxMessage;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 import java.util.List;
@@ -36,21 +33,6 @@ public class InventoryBatchConsumer {
     @Inject
     InventoryConsumer inventory;
 
-    @Inject
-    Outbox outbox;
-
-    @Inject
-    @ConfigProperty(name = "demo.exchange", defaultValue = "orders")
-    String exchange;
-
-    @Inject
-    @ConfigProperty(name = "demo.reserved-routing-key", defaultValue = "order.reserved")
-    String reservedRoutingKey;
-
-    @Inject
-    @ConfigProperty(name = "demo.reserved-events", defaultValue = "true")
-    boolean reservedEvents;
-
     @Incoming("orders-batch")
     @Measured
     @IdempotentMessage(consumer = CONSUMER, keyStrategy = KeyStrategy.JSON_POINTER, keyPointer = "/orderId",
@@ -61,10 +43,7 @@ public class InventoryBatchConsumer {
             Order order = Order.parse(json); // throws InvalidOrderException: the batch splits down to this order
             String key = CONSUMER + ":" + order.orderId();
             inventory.reserve(order, request -> request.setHeader(IdempotencyContext.HEADER, key));
-            if (reservedEvents) {
-                outbox.send(OutboxMessage.text(exchange, reservedRoutingKey, order.toJson()).withContentType("application/json")
-                        .withMessageId(key + "/reserved"));
-            }
+            inventory.announce(order, key + "/reserved");
         }
     }
 }

@@ -91,9 +91,7 @@ public class InventoryConsumer {
         // The delivery's metadata is there for @TracksAttempt (the page shows each decision's attempt).
         Order order = Order.parse(json); // throws InvalidOrderException before any effect
         reserve(order, IdempotencyKeyHeader::apply); // the guard's key for this message
-        if (reservedEvents) {
-            outbox.send(OutboxMessage.text(exchange, reservedRoutingKey, order.toJson()).withContentType("application/json"));
-        }
+        announce(order, null); // its message id derived from the guard's key: <key>/1
     }
 
     /**
@@ -115,5 +113,20 @@ public class InventoryConsumer {
         faults.maybeFailFirstAttempt(order.orderId());
         faults.maybeSlowDown(order.orderId());
         shipping.ship(order.orderId(), idempotencyKey);
+    }
+
+    /**
+     * Sends the order's {@code order.reserved} event through the outbox, in the caller's transaction
+     * (unless the demo runs without events, {@code DEMO_RESERVED_EVENTS=false}).
+     *
+     * @param order     the order, reserved
+     * @param messageId the event's message id, the same on every delivery of the order; {@code null}
+     *                  inside a single-message guarded handler, which derives it from the guard's key
+     */
+    public void announce(Order order, String messageId) {
+        if (reservedEvents) {
+            OutboxMessage event = OutboxMessage.text(exchange, reservedRoutingKey, order.toJson()).withContentType("application/json");
+            outbox.send(messageId == null ? event : event.withMessageId(messageId));
+        }
     }
 }
