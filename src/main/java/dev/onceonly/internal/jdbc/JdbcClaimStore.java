@@ -4,6 +4,7 @@ import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimStore;
 import dev.onceonly.spi.ClaimStoreException;
 import dev.onceonly.spi.HolderResult;
+import dev.onceonly.internal.support.Databases;
 import dev.onceonly.internal.support.LogId;
 
 import dev.onceonly.internal.support.UniqueViolation;
@@ -15,7 +16,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
@@ -61,6 +61,7 @@ public final class JdbcClaimStore implements ClaimStore {
     private final String extend;
     private final Clock clock;
     private final ScheduledFuture<?> purge;
+    private final ExpiredClaims expired;
     /** PostgreSQL: {@code ON CONFLICT DO NOTHING}; elsewhere the duplicate is caught (it aborts a PostgreSQL transaction, nothing else). */
     private volatile String insert;
 
@@ -88,6 +89,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.extend = "update " + table + " set expires_at = ? where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.expired = new ExpiredClaims(this::connection, table, clock);
         long ms = purgeInterval.toMillis();
         this.purge = scheduler.scheduleWithFixedDelay(this::purgeQuietly, ms, ms, TimeUnit.MILLISECONDS);
     }
@@ -142,7 +144,7 @@ public final class JdbcClaimStore implements ClaimStore {
     private boolean insert(Connection c, String key, String token, String fingerprint, long expiresAt, long fence) throws SQLException {
         String sql = insert;
         if (sql == null) {
-            boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
+            boolean postgres = Databases.postgresql(c);
             sql = "insert into " + table + " (claim_key, token, state, fingerprint, expires_at, fence) values (?, ?, 0, ?, ?, ?)"
                     + (postgres ? " on conflict (claim_key) do nothing" : "");
             insert = sql;
@@ -216,7 +218,7 @@ public final class JdbcClaimStore implements ClaimStore {
      */
     public long purgeExpired(int batchSize) {
         try {
-            return new ExpiredClaims(this::connection, table, clock).delete(batchSize);
+            return expired.delete(batchSize);
         } catch (SQLException e) {
             throw failure("purge", e);
         }

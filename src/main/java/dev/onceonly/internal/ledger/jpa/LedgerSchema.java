@@ -1,6 +1,8 @@
 package dev.onceonly.internal.ledger.jpa;
 
 import javax.sql.DataSource;
+import dev.onceonly.internal.support.Databases;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -100,7 +102,7 @@ public final class LedgerSchema {
     /** The shipped script for a JDBC {@code DatabaseMetaData.getDatabaseProductName()}. */
     static String scriptFor(String productName) {
         String p = productName.toLowerCase(Locale.ROOT);
-        if (p.contains("postgres")) {
+        if (Databases.postgresql(productName)) {
             return LOCATION + "postgresql.sql";
         }
         if (p.contains("mariadb") || p.contains("mysql")) {

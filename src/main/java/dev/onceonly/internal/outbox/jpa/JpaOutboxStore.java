@@ -5,6 +5,7 @@ import dev.onceonly.internal.ledger.jpa.LedgerSessions;
 import dev.onceonly.internal.jta.NewTransaction;
 import dev.onceonly.internal.outbox.OutboxRecord;
 import dev.onceonly.internal.outbox.OutboxStore;
+import dev.onceonly.internal.support.Databases;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.jdbc.ReturningWork;
@@ -139,7 +140,7 @@ public final class JpaOutboxStore implements OutboxStore {
     private boolean onConflict(Connection c) throws SQLException {
         Boolean known = postgresql;
         if (known == null) {
-            known = "PostgreSQL".equals(c.getMetaData().getDatabaseProductName());
+            known = Databases.postgresql(c);
             postgresql = known;
         }
         return known;
