@@ -15,8 +15,9 @@ import java.util.Map;
 
 /**
  * The chaos run's view of PostgreSQL (127.0.0.1:5432, database {@code test}): a schema of the run's
- * own holding the demo's stock and OnceOnly's ledger, one stock row per order (so each order's
- * effect can be read on its own), and the backends of the demo instances to terminate.
+ * own, emptied when the run starts, holding the demo's stock and OnceOnly's ledger, one stock row
+ * per order (so each order's effect can be read on its own), and the backends of the demo
+ * instances to terminate.
  */
 public final class ChaosDatabase implements AutoCloseable {
 
@@ -33,7 +34,10 @@ public final class ChaosDatabase implements AutoCloseable {
         connection = DriverManager.getConnection(URL + "?ApplicationName=onceonly-chaos-driver", "postgres", "");
         connection.setAutoCommit(true);
         try (Statement st = connection.createStatement()) {
-            st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+            // A run counts what happened in its schema (ledger rows by consumer, stock by SKU); what an
+            // earlier run under the same name left there (a second build on one machine) must not count.
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            st.execute("CREATE SCHEMA " + schema);
             st.execute("SET search_path TO " + schema);
         }
     }
