@@ -6,6 +6,7 @@ import dev.onceonly.internal.jta.NewTransaction;
 import dev.onceonly.internal.outbox.OutboxRecord;
 import dev.onceonly.internal.outbox.OutboxStore;
 import dev.onceonly.internal.support.Databases;
+import dev.onceonly.internal.support.UniqueViolation;
 import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.jdbc.ReturningWork;
@@ -96,20 +97,18 @@ public final class JpaOutboxStore implements OutboxStore {
     }
 
     /**
-     * {@inheritDoc} On PostgreSQL one statement, {@code insert … on conflict (message_id) do nothing}:
-     * a row with the same message id that another transaction has not committed makes it wait for
-     * that transaction, then write (rolled back) or answer empty (committed). On other databases the
-     * row is looked up first, and a row another transaction has not committed makes the insert wait,
-     * then fail on the unique key when that transaction committed. Not MariaDB's {@code INSERT IGNORE}:
-     * it would turn unrelated errors into warnings. The database is read from the first connection.
+     * {@inheritDoc} One statement. A row with the same message id that another transaction has not
+     * committed makes it wait for that transaction, then write (rolled back) or answer empty
+     * (committed). On PostgreSQL {@code insert … on conflict (message_id) do nothing}: there a failed
+     * statement would abort the business transaction. On other databases (MariaDB, H2) a plain insert
+     * whose unique violation is the answer: a failed statement is undone alone there, the transaction
+     * goes on. Not MariaDB's {@code INSERT IGNORE}: it would turn unrelated errors into warnings. The
+     * database is read from the first connection.
      */
     @Override
     public OptionalLong append(OutboxRecord r) {
         return work(c -> {
             boolean onConflict = onConflict(c);
-            if (!onConflict && rows.find(c, r.messageId()).isPresent()) {
-                return OptionalLong.empty();
-            }
             try (PreparedStatement s = c.prepareStatement(onConflict ? insertOnConflict : insert, new String[] {"id"})) {
                 OutboxMessage m = r.message();
                 s.setString(1, r.messageId());
@@ -123,8 +122,8 @@ public final class JpaOutboxStore implements OutboxStore {
                 s.setBytes(9, m.body());
                 s.setLong(10, r.createdAt().toEpochMilli());
                 s.setString(11, scope);
-                if (s.executeUpdate() == 0) {
-                    return OptionalLong.empty(); // on conflict: the message id's row is there
+                if (!inserted(s)) {
+                    return OptionalLong.empty(); // the message id's row is there
                 }
                 try (ResultSet keys = s.getGeneratedKeys()) {
                     if (!keys.next()) {
@@ -134,6 +133,18 @@ public final class JpaOutboxStore implements OutboxStore {
                 }
             }
         });
+    }
+
+    /** Runs the insert: whether it wrote the row, false when a row with its message id is there. */
+    private static boolean inserted(PreparedStatement insert) throws SQLException {
+        try {
+            return insert.executeUpdate() > 0;
+        } catch (SQLException e) {
+            if (UniqueViolation.find(e).isEmpty()) {
+                throw e;
+            }
+            return false;
+        }
     }
 
     /** Whether the database takes {@code on conflict … do nothing} (PostgreSQL), read once from {@code c}. */

@@ -137,6 +137,42 @@ abstract class JpaOutboxStoreTestBase {
         assertEquals(1, states().size());
     }
 
+    /**
+     * Two runs send the same message id at once: the second insert waits for the first transaction,
+     * and once that commits, it writes nothing and says so (its caller then reads the row), on every
+     * database, rather than failing on the unique key.
+     */
+    @Test
+    void aMessageIdAnotherTransactionHasNotCommittedWritesNothingOnceThatCommits() throws Exception {
+        CountDownLatch firstWrote = new CountDownLatch(1);
+        CountDownLatch commitFirst = new CountDownLatch(1);
+        CompletableFuture<OptionalLong> first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return jta.inTransaction(() -> {
+                    OptionalLong id = store.append(record("c:k9", 1));
+                    firstWrote.countDown();
+                    commitFirst.await(30, TimeUnit.SECONDS);
+                    return id;
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(firstWrote.await(30, TimeUnit.SECONDS));
+        CompletableFuture<OptionalLong> second = CompletableFuture.supplyAsync(() -> {
+            try {
+                return jta.inTransaction(() -> store.append(record("c:k9", 1)));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(300); // the second insert is waiting for the first transaction's row (or has not begun)
+        commitFirst.countDown();
+        assertTrue(first.get(30, TimeUnit.SECONDS).isPresent());
+        assertEquals(OptionalLong.empty(), second.get(30, TimeUnit.SECONDS), "the row is there: nothing written");
+        assertEquals(1, states().size());
+    }
+
     @Test
     void aRowIsFoundByItsMessageIdOnceCommittedAndInItsOwnTransaction() throws Exception {
         assertEquals(Optional.empty(), jta.inTransaction(() -> store.find("c:k8/1")));
