@@ -3,6 +3,7 @@ package dev.onceonly.internal.outbox.jpa;
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.spi.MessageTracing;
+import dev.onceonly.internal.outbox.OutboxStore;
 import dev.onceonly.internal.support.CurrentKey;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.ScratchDatabase;
@@ -43,6 +44,7 @@ abstract class JtaOutboxTestBase {
 
     private ScratchDatabase db;
     LocalJta jta;
+    OutboxStore store;
     JtaOutbox outbox;
     final List<Long> committed = Collections.synchronizedList(new ArrayList<>());
 
@@ -52,8 +54,8 @@ abstract class JtaOutboxTestBase {
     void createDatabase() throws Exception {
         db = ScratchDatabase.create(kind(), true);
         jta = new LocalJta(db.sessionFactory());
-        outbox = new JtaOutbox(new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "oo:"), jta, committed::addAll, Clock.systemUTC(),
-                MessageTracing.NONE);
+        store = new JpaOutboxStore(db.tables().outbox(), jta::entityManager, jta, "oo:");
+        outbox = new JtaOutbox(store, jta, committed::addAll, Clock.systemUTC(), MessageTracing.NONE);
     }
 
     @AfterAll
