@@ -107,6 +107,16 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return modes;
     }
 
+    /**
+     * Whether the handler's results are kept ({@code result.keep}, {@link SimResults}): with the
+     * ledger, and beside the Redis-like store's claims (the database store keeps none beside its
+     * claims, as in the library); single-message RabbitMQ consumers, with the other stores.
+     */
+    boolean results() {
+        return guarded && batch == 0 && jmsDeliveries == 0 && !outbox && store != Store.MEMORY
+                && (ledger || store == Store.REDIS_LIKE);
+    }
+
     ConsumerSettings consumerSettings() {
         ConsumerSettings s = Settings.defaults("sim", KeyStrategy.MESSAGE_ID);
         s = Settings.withLedger(s, ledger);
@@ -212,6 +222,6 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return (guarded ? "" : "unguarded ") + (ledger ? "ledger" : "no-ledger") + (claimAhead > 0 ? " claim-ahead" : "")
                 + " store-failure=" + storeFailure.name().toLowerCase().replace('_', '-') + (quorum ? " quorum" : " classic")
                 + (brokerDelay ? " delay-queues" : "") + (store == Store.MEMORY ? "" : " store=" + store.name().toLowerCase().replace('_', '-'))
-                + (outbox ? " outbox" : "") + (batch > 0 ? " batch=" + batch : "");
+                + (outbox ? " outbox" : "") + (batch > 0 ? " batch=" + batch : "") + (results() ? " results" : "");
     }
 }

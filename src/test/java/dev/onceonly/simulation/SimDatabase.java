@@ -1,8 +1,10 @@
 package dev.onceonly.simulation;
 
 import dev.onceonly.spi.Ledger;
+import dev.onceonly.spi.ResultStore;
 import dev.onceonly.spi.TransactionRunner;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -12,6 +14,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -32,6 +35,8 @@ final class SimDatabase {
     }
 
     final Map<String, String> ledgerRows = new HashMap<>();
+    /** Committed stored results, by key: the ledger's result columns. */
+    private final Map<String, String> results = new HashMap<>();
     /** Committed effects per logical message. */
     final Map<String, Integer> effects = new LinkedHashMap<>();
     private final Deque<Tx> open = new ArrayDeque<>();
@@ -56,6 +61,8 @@ final class SimDatabase {
     final class Tx {
         final SimLoop.Owner owner;
         final Map<String, String> rows = new HashMap<>();
+        /** Stored results written in this transaction, by key. */
+        final Map<String, String> results = new HashMap<>();
         final List<String> effects = new ArrayList<>();
         /** Claim-store keys of the messages whose effects these are. */
         final Set<String> keys = new HashSet<>();
@@ -106,6 +113,7 @@ final class SimDatabase {
         boolean committed = commit && !tx.over;
         if (committed) {
             ledgerRows.putAll(tx.rows);
+            results.putAll(tx.results);
             for (String e : tx.effects) {
                 effects.merge(e, 1, Integer::sum);
             }
@@ -143,6 +151,31 @@ final class SimDatabase {
             @Override
             public long purge(Instant olderThan, int batchSize) {
                 return 0;
+            }
+        };
+    }
+
+    /** The ledger's result store on this database: a result is written in the call's transaction and commits with it. */
+    ResultStore results() {
+        return new ResultStore() {
+            @Override
+            public String name() {
+                return "ledger";
+            }
+
+            @Override
+            public boolean transactional() {
+                return true;
+            }
+
+            @Override
+            public void put(String key, String result, Duration retention) {
+                current().results.put(key, result);
+            }
+
+            @Override
+            public Optional<String> get(String key) {
+                return Optional.ofNullable(results.get(key));
             }
         };
     }

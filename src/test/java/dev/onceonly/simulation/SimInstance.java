@@ -11,6 +11,7 @@ import dev.onceonly.internal.rabbitmq.SimConnector;
 import dev.onceonly.spi.Dispatch;
 import dev.onceonly.spi.GuardListener;
 import dev.onceonly.spi.Handover;
+import dev.onceonly.spi.TransactionRunner;
 import dev.onceonly.internal.support.CurrentKey;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.reactivestreams.Subscriber;
@@ -71,13 +72,19 @@ final class SimInstance {
         SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), world.keysSeen, world::storeWindow);
         world.stores.add(store);
         jms = world.jms != null ? new SimJmsListener(this, world, store) : null;
-        engine = new GuardEngine(store, jms != null ? jms.joining() : world.db.transactions(owner, this::crash, store),
+        engine = new GuardEngine(store, jms != null ? jms.joining() : transactions(store),
                 world.mode.ledger() ? world.db.ledger(owner) : null, exec, event -> world.loop.trace.event(name + " " + event.outcome() + " " + event.keyDigest() + " " + event.reason()), new KeyDeriver("sim:"),
                 world.loop::now);
         outbox = world.mode.outbox() ? new SimOutboxSide(world, owner, exec, world.db.transactions(owner, this::crash, store), name) : null;
         connector = jms != null ? null : SimConnector.start(world.mode.channelAttributes(rotation), exec,
                 (channel, role) -> world.amqp.connect(exec, name + ":" + role), world.loop::now,
                 world.loop.random::nextDouble, handover, new Consumer());
+    }
+
+    /** The transactions of this instance's guarded calls: the database's, writing stored results after the commit where the mode keeps them beside the claims. */
+    private TransactionRunner transactions(SimStore store) {
+        TransactionRunner transactions = world.db.transactions(owner, this::crash, store);
+        return world.results != null ? world.results.transactions(transactions) : transactions;
     }
 
     SimConnector connector() {
@@ -196,7 +203,11 @@ final class SimInstance {
         }
         try {
             if (world.mode.guarded()) {
-                Decision<Object> decision = engine.guard(settings, d, null, () -> work(d));
+                Decision<Object> decision = engine.guard(settings, d, null,
+                        world.results != null ? world.results.keeping(() -> work(d)) : () -> work(d));
+                if (world.results != null && decision.outcome() == Outcome.DUPLICATE) {
+                    world.results.duplicate(keys.derive(settings, d.message(), null).storeKey());
+                }
                 if (!decision.pending()) {
                     d.decided(decision.event());
                 }

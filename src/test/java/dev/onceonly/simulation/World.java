@@ -46,6 +46,8 @@ final class World {
     final SimOutbox outbox;
     /** The JMS provider in JMS modes, else {@code null}. */
     final SimJms jms;
+    /** The handler's stored results, in modes that keep them; null otherwise. */
+    final SimResults results;
     final Set<String> keysSeen = new LinkedHashSet<>();
     /** Logical messages published: id → kind. */
     final Map<String, String> published = new LinkedHashMap<>();
@@ -73,6 +75,7 @@ final class World {
         amqp.faults(mode.brokerFaults());
         this.jms = mode.jmsDeliveries() > 0 ? new SimJms(loop, mode.jmsDeliveries()) : null;
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
+        this.results = mode.results() ? new SimResults(this) : null;
         this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
                 token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
         this.store = backend.store;
