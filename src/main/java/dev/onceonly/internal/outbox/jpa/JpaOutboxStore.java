@@ -228,36 +228,10 @@ public final class JpaOutboxStore implements OutboxStore {
         long total = 0;
         int deleted;
         do {
-            deleted = newTransaction.call(() -> work(c -> deleteBatch(c, olderThan, batchSize)));
+            deleted = newTransaction.call(() -> work(c -> rows.deleteSent(c, olderThan, scope, batchSize)));
             total += deleted;
         } while (deleted >= batchSize);
         return total;
-    }
-
-    /** The oldest sent rows, by id, up to a batch: read, then deleted by id (portable, unlike {@code DELETE … LIMIT}). */
-    private int deleteBatch(Connection c, Instant olderThan, int batchSize) throws SQLException {
-        List<Long> ids = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("select id from " + rows.table() + " where state = 1 and sent_at < ?"
-                + OutboxRows.IN_SCOPE + " order by id limit ?")) {
-            s.setLong(1, olderThan.toEpochMilli());
-            s.setString(2, scope);
-            s.setInt(3, batchSize);
-            try (ResultSet r = s.executeQuery()) {
-                while (r.next()) {
-                    ids.add(r.getLong(1));
-                }
-            }
-        }
-        if (ids.isEmpty()) {
-            return 0;
-        }
-        try (PreparedStatement d = c.prepareStatement("delete from " + rows.table() + " where state = 1 and id in ("
-                + "?,".repeat(ids.size() - 1) + "?)")) {
-            for (int i = 0; i < ids.size(); i++) {
-                d.setLong(i + 1, ids.get(i));
-            }
-            return d.executeUpdate();
-        }
     }
 
     @Override

@@ -20,7 +20,8 @@ import java.util.Set;
 
 /**
  * Reads rows of the outbox table for the JPA outbox store: a row by its message id, the relay's
- * selection, locked, and which of the locked rows may go out without breaking their source's order.
+ * selection, locked, and which of the locked rows may go out without breaking their source's order;
+ * and deletes the purge's batches of sent rows.
  */
 final class OutboxRows {
 
@@ -147,6 +148,32 @@ final class OutboxRows {
                 }
             }
             return new Locked(rows, earlierPending);
+        }
+    }
+
+    /** The oldest sent rows, by id, up to a batch: read, then deleted by id (portable, unlike {@code DELETE … LIMIT}). */
+    int deleteSent(Connection c, Instant olderThan, String scope, int batchSize) throws SQLException {
+        List<Long> ids = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("select id from " + table + " where state = 1 and sent_at < ?"
+                + IN_SCOPE + " order by id limit ?")) {
+            s.setLong(1, olderThan.toEpochMilli());
+            s.setString(2, scope);
+            s.setInt(3, batchSize);
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    ids.add(r.getLong(1));
+                }
+            }
+        }
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        try (PreparedStatement d = c.prepareStatement("delete from " + table + " where state = 1 and id in ("
+                + "?,".repeat(ids.size() - 1) + "?)")) {
+            for (int i = 0; i < ids.size(); i++) {
+                d.setLong(i + 1, ids.get(i));
+            }
+            return d.executeUpdate();
         }
     }
 
