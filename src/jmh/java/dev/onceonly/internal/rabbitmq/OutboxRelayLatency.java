@@ -25,19 +25,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * on this machine's PostgreSQL and RabbitMQ: {@code --count} transactions, each one row, sent by one
  * thread at {@code --rate} per second (0: as fast as it commits), each transaction writing a business
  * row too. Prints p50, p99 and max, and the transactions per second with the outbox and, in the same
- * run, of the same transaction without it.
+ * run, of the same transaction without it. {@code --gather-ms} is the relay's gather
+ * ({@code onceonly.outbox.gather}, 0: off).
  *
- * <pre>bench/run-outbox.sh [--count 5000] [--rate 500]</pre>
+ * <pre>bench/run-outbox.sh [--count 5000] [--rate 500] [--gather-ms 5]</pre>
  */
 public final class OutboxRelayLatency {
 
     public static void main(String[] args) throws Exception {
         int count = 5_000;
         int rate = 500;
+        long gatherMs = 5;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--count" -> count = Integer.parseInt(args[i + 1]);
                 case "--rate" -> rate = Integer.parseInt(args[i + 1]);
+                case "--gather-ms" -> gatherMs = Long.parseLong(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -74,7 +77,8 @@ public final class OutboxRelayLatency {
                     }
                 };
                 try (OutboxRelay relay = new OutboxRelay(store, endpoint, new OutboxRelay.Settings(Duration.ofMinutes(10),
-                        Duration.ofMinutes(10), 100, 5, Duration.ofDays(1), Duration.ofSeconds(12)), Clock.systemUTC(),
+                        Duration.ofMinutes(10), 100, 5, Duration.ofDays(1), Duration.ofSeconds(12),
+                        Duration.ofMillis(gatherMs)), Clock.systemUTC(),
                         resources.executor(), scheduler, listener)) {
                     JtaOutbox outbox = new JtaOutbox(store, jta, relay::committed, Clock.systemUTC(), MessageTracing.NONE);
                     // Warm up both paths, then measure each.

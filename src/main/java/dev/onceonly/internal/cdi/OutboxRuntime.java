@@ -132,9 +132,10 @@ public class OutboxRuntime {
         // A confirm that comes after the relay stopped waiting leaves its row pending: wait a little longer than the publisher.
         Duration confirmWait = s.confirmTimeout().plusSeconds(2);
         relay = new OutboxRelay(table, publisher, new OutboxRelay.Settings(s.sweepInterval(), s.sweepAfter(), s.batchSize(),
-                s.maxAttempts(), s.retention(), confirmWait), clock, managedExecutor, managedScheduler, listener);
+                s.maxAttempts(), s.retention(), confirmWait, s.gather()), clock, managedExecutor, managedScheduler, listener);
         LogId.ONCE0601I.log(extension.ledgerSettings().dataSource(), Durations.format(s.sweepInterval()),
-                Durations.format(s.sweepAfter()), s.batchSize(), s.maxAttempts(), Durations.format(s.retention()));
+                Durations.format(s.sweepAfter()), s.batchSize(), s.gather().isZero() ? "0" : Durations.format(s.gather()),
+                s.maxAttempts(), Durations.format(s.retention()));
     }
 
     /** The outbox settings read and validated once at deployment, for the connector's outbox connection. */

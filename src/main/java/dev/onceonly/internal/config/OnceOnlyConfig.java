@@ -63,9 +63,11 @@ public final class OnceOnlyConfig {
      * @param retention      {@code retention}: how long sent rows are kept
      * @param confirmTimeout {@code confirm-timeout}: how long a publish waits for the broker's confirm
      * @param table          {@code table}: the outbox table's name, optionally {@code schema.table}, a valid SQL name
+     * @param gather         {@code gather}: how long the relay waits for more rows when fewer than a batch came in
+     *                       during its last transaction; zero: it does not wait
      */
     public record OutboxSettings(Duration sweepInterval, Duration sweepAfter, int batchSize, int maxAttempts,
-                                 Duration retention, Duration confirmTimeout, String table) {
+                                 Duration retention, Duration confirmTimeout, String table, Duration gather) {
     }
 
     /**
@@ -225,7 +227,20 @@ public final class OnceOnlyConfig {
                     "a duration longer than " + OUTBOX_CONFIRM_TIMEOUT.name() + " (" + Durations.format(confirm) + ")");
         }
         return new OutboxSettings(interval, after, config.intValue(OUTBOX_BATCH_SIZE), config.intValue(OUTBOX_MAX_ATTEMPTS),
-                config.duration(OUTBOX_RETENTION), confirm, table(OUTBOX_TABLE));
+                config.duration(OUTBOX_RETENTION), confirm, table(OUTBOX_TABLE), gather());
+    }
+
+    /** {@code onceonly.outbox.gather}: a duration up to a second, or {@code 0} (a duration otherwise must be positive). */
+    private Duration gather() {
+        if (config.string(OUTBOX_GATHER).map(v -> v.trim().equals("0")).orElse(false)) {
+            return Duration.ZERO;
+        }
+        Duration gather = config.duration(OUTBOX_GATHER);
+        if (gather.compareTo(Duration.ofSeconds(1)) > 0) {
+            // Every row committed under load would wait that long before it goes out.
+            throw config.invalid(OUTBOX_GATHER, Durations.format(gather), "0 or a duration of at most 1s, e.g. 5ms");
+        }
+        return gather;
     }
 
     /**

@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Publishes outbox rows: right after their transaction committed (the fast path, on {@code executor})
@@ -44,9 +45,11 @@ public final class OutboxRelay implements AutoCloseable {
      * @param maxAttempts   broker refusals after which a row is parked
      * @param retention     sent rows are deleted this long after they were sent
      * @param confirmWait   how long a relay transaction waits for the broker's confirms
+     * @param gather        how long the fast path waits for more rows when fewer than a batch were
+     *                      committed during its last transaction; zero: it goes on at once
      */
     public record Settings(Duration sweepInterval, Duration sweepAfter, int batchSize, int maxAttempts, Duration retention,
-                           Duration confirmWait) {
+                           Duration confirmWait, Duration gather) {
     }
 
     private final OutboxStore store;
@@ -55,8 +58,14 @@ public final class OutboxRelay implements AutoCloseable {
     private final Clock clock;
     private final Executor executor;
     private final OutboxListener listener;
+    private final ScheduledExecutorService scheduler;
     private final ConcurrentLinkedQueue<Long> committed = new ConcurrentLinkedQueue<>();
+    /** How many rows {@link #committed} holds (its own size() walks the queue). */
+    private final AtomicInteger queued = new AtomicInteger();
+    /** A worker runs, or is scheduled to run after {@link Settings#gather}. */
     private final AtomicBoolean draining = new AtomicBoolean();
+    /** The worker scheduled to go on after a gather; cancelled on close. */
+    private volatile ScheduledFuture<?> gathering;
     /** When ({@link System#nanoTime()}) each row waiting in {@link #committed} was committed, for the latency the listener gets. */
     private final Map<Long, Long> committedAt = new ConcurrentHashMap<>();
     private final ScheduledFuture<?> sweeps;
@@ -84,13 +93,18 @@ public final class OutboxRelay implements AutoCloseable {
         this.clock = clock;
         this.executor = executor;
         this.listener = listener;
+        this.scheduler = scheduler;
         long ms = settings.sweepInterval().toMillis();
         this.sweeps = scheduler.scheduleWithFixedDelay(this::sweep, 0, ms, TimeUnit.MILLISECONDS);
     }
 
     /**
      * The fast path: rows a transaction just committed. Returns at once; one worker at a time
-     * publishes whatever has been committed meanwhile, in batches.
+     * publishes whatever has been committed meanwhile, in batches. Under load it gathers: when rows
+     * came in during a relay transaction but fewer than a batch, the next transaction starts
+     * {@link Settings#gather} later, so that it sends more of them (a relay transaction costs the
+     * database about as much for one row as for several). A row committed while the worker is idle
+     * goes out at once.
      *
      * @param rows the committed rows' ids
      */
@@ -98,22 +112,29 @@ public final class OutboxRelay implements AutoCloseable {
         long now = System.nanoTime();
         rows.forEach(id -> committedAt.put(id, now));
         committed.addAll(rows);
+        queued.addAndGet(rows.size());
         startDrain();
     }
 
     /** Starts the worker unless one runs (or the relay is closed). */
     private void startDrain() {
         if (!closed && draining.compareAndSet(false, true)) {
-            try {
-                executor.execute(this::drain);
-            } catch (RuntimeException rejected) {
-                // The executor refuses while the application stops: the sweep of the next start takes them.
-                draining.set(false);
-            }
+            runDrain();
+        }
+    }
+
+    /** Runs the worker on the executor; the caller holds {@link #draining}. */
+    private void runDrain() {
+        try {
+            executor.execute(this::drain);
+        } catch (RuntimeException rejected) {
+            // The executor refuses while the application stops: the sweep of the next start takes them.
+            draining.set(false);
         }
     }
 
     private void drain() {
+        boolean gather = false;
         try {
             while (!closed) {
                 List<Long> batch = new ArrayList<>();
@@ -123,21 +144,51 @@ public final class OutboxRelay implements AutoCloseable {
                 if (batch.isEmpty()) {
                     break;
                 }
+                queued.addAndGet(-batch.size());
                 try {
                     relay(OutboxStore.Selection.of(batch), false);
                 } finally {
                     batch.forEach(committedAt::remove);
                 }
+                int waiting = queued.get();
+                if (waiting > 0 && waiting < settings.batchSize() && !settings.gather().isZero()) {
+                    gather = true;
+                    break;
+                }
             }
         } catch (RuntimeException e) {
             // The rows stay pending: the sweep publishes them.
             LogId.ONCE0602W.log("fast path", e.getClass().getSimpleName() + ": " + e.getMessage());
-        } finally {
-            draining.set(false);
+            gather = false;
         }
+        if (gather && scheduleAfterGather()) {
+            return; // the worker goes on later and still holds draining
+        }
+        draining.set(false);
         // A commit that came in after the last poll and saw the worker still running is not left behind.
         if (!committed.isEmpty()) {
             startDrain();
+        }
+    }
+
+    /** {@return whether the worker is scheduled to go on after a gather} */
+    private boolean scheduleAfterGather() {
+        try {
+            ScheduledFuture<?> later = scheduler.schedule(() -> {
+                if (closed) {
+                    draining.set(false);
+                } else {
+                    runDrain();
+                }
+            }, settings.gather().toNanos(), TimeUnit.NANOSECONDS);
+            gathering = later;
+            // close() may have read the previous future: whichever of the two cancels this one lets go of draining.
+            if (closed && later.cancel(false)) {
+                draining.set(false);
+            }
+            return true;
+        } catch (RuntimeException rejected) {
+            return false; // the scheduler refuses while the application stops: go on without waiting
         }
     }
 
@@ -234,6 +285,10 @@ public final class OutboxRelay implements AutoCloseable {
     public void close() {
         closed = true;
         sweeps.cancel(false);
+        ScheduledFuture<?> waiting = gathering;
+        if (waiting != null && waiting.cancel(false)) {
+            draining.set(false); // the worker it would have run holds no rows: they stay pending for the next start
+        }
         long deadline = System.nanoTime() + settings.confirmWait().toNanos();
         while (draining.get() && System.nanoTime() < deadline) {
             try {

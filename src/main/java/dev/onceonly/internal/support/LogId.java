@@ -174,8 +174,8 @@ public enum LogId {
     /** A duplicate's stored result could not be read; it gets none. */
     ONCE0904W(Level.WARNING, "Stored result of consumer '%s' (key %s) could not be read from %s (%s); the duplicate gets none"),
     /** The outbox is in use. */
-    ONCE0601I(Level.INFO, "Outbox in use on %s: sweep every %s for rows older than %s, batches of %d, parked after %d refusals, "
-            + "sent rows kept %s"),
+    ONCE0601I(Level.INFO, "Outbox in use on %s: sweep every %s for rows older than %s, batches of %d gathered for %s, parked "
+            + "after %d refusals, sent rows kept %s"),
     /** A relay round failed; its rows stay pending. */
     ONCE0602W(Level.WARNING, "Outbox relay (%s) did not finish: %s; its rows stay pending for the next sweep"),
     /** The broker refused a row (message id is the outbox's own, never the body). */

@@ -343,7 +343,7 @@ class OnceOnlyConfigTest {
     void outboxSettingsHaveDefaultsAndABadValueNamesItsProperty() {
         OnceOnlyConfig.OutboxSettings defaults = config(Map.of()).outbox();
         assertEquals(new OnceOnlyConfig.OutboxSettings(Duration.ofSeconds(10), Duration.ofSeconds(30), 100, 5, Duration.ofDays(1),
-                Duration.ofSeconds(10), "onceonly_outbox"), defaults);
+                Duration.ofSeconds(10), "onceonly_outbox", Duration.ofMillis(5)), defaults);
         assertEquals(7, config(Map.of("onceonly.outbox.max-attempts", "7")).outbox().maxAttempts());
 
         InvalidConfigurationException tooSoon = assertThrows(InvalidConfigurationException.class,
@@ -354,6 +354,21 @@ class OnceOnlyConfigTest {
                 () -> config(Map.of("onceonly.outbox.batch-size", "0")).outbox()).property());
         assertEquals("onceonly.outbox.sweep-interval", assertThrows(InvalidConfigurationException.class,
                 () -> config(Map.of("onceonly.outbox.sweep-interval", "0s")).outbox()).property());
+    }
+
+    @Test
+    void theOutboxGatherIsZeroOrADurationOfAtMostASecond() {
+        assertEquals(Duration.ZERO, config(Map.of("onceonly.outbox.gather", "0")).outbox().gather());
+        assertEquals(Duration.ofMillis(20), config(Map.of("onceonly.outbox.gather", "20ms")).outbox().gather());
+        assertEquals(Duration.ofSeconds(1), config(Map.of("onceonly.outbox.gather", "1s")).outbox().gather());
+        InvalidConfigurationException tooLong = assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.outbox.gather", "2s")).outbox());
+        assertEquals("onceonly.outbox.gather", tooLong.property());
+        assertTrue(tooLong.getMessage().contains("at most 1s"), tooLong.getMessage());
+        assertEquals("onceonly.outbox.gather", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.outbox.gather", "soon")).outbox()).property());
+        assertEquals("onceonly.outbox.gather", assertThrows(InvalidConfigurationException.class,
+                () -> config(Map.of("onceonly.outbox.gather", "-5ms")).outbox()).property());
     }
 
     @Test

@@ -127,7 +127,7 @@ class OutboxRelayTest {
         endpoint.start();
         Eventually.await("the outbox connection is open", Duration.ofSeconds(10), endpoint::connected, ok -> ok);
         OutboxRelay relay = new OutboxRelay(store, endpoint, new OutboxRelay.Settings(sweepInterval, sweepAfter, 50, maxAttempts,
-                Duration.ofDays(1), Duration.ofSeconds(7)), Clock.systemUTC(), resources.executor(), scheduler, OutboxListener.NONE);
+                Duration.ofDays(1), Duration.ofSeconds(7), Duration.ofMillis(5)), Clock.systemUTC(), resources.executor(), scheduler, OutboxListener.NONE);
         closeAfterEach.add(endpoint::stop);
         closeAfterEach.add(relay);
         return relay;
@@ -137,7 +137,7 @@ class OutboxRelayTest {
     private OutboxRelay relay(OrderCheckingPublisher publisher, Duration sweepInterval, Duration sweepAfter, int batchSize,
                               Duration confirmWait) {
         OutboxRelay relay = new OutboxRelay(store, publisher, new OutboxRelay.Settings(sweepInterval, sweepAfter, batchSize, 5,
-                Duration.ofDays(1), confirmWait), Clock.systemUTC(), resources.executor(), scheduler, OutboxListener.NONE);
+                Duration.ofDays(1), confirmWait, Duration.ofMillis(5)), Clock.systemUTC(), resources.executor(), scheduler, OutboxListener.NONE);
         closeAfterEach.add(relay);
         return relay;
     }

@@ -31,7 +31,8 @@ class RabbitConnectorOutboxTest {
         connector.createThreads();
         Duration given = Duration.ofMillis(1234); // not the catalogue's default (10s) that a fresh read would find
         OnceOnlyConfig.OutboxSettings settings = new OnceOnlyConfig.OutboxSettings(Duration.ofSeconds(30), Duration.ofMinutes(1),
-                100, 5, Duration.ofDays(7), given, "onceonly_outbox");
+                100, 5, Duration.ofDays(7), given, "onceonly_outbox",
+                Duration.ofMillis(5));
 
         OutboxPublisher publisher = connector.outboxPublisher(settings);
 

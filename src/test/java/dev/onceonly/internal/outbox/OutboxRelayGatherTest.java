@@ -1,0 +1,188 @@
+package dev.onceonly.internal.outbox;
+
+import dev.onceonly.testing.Eventually;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The fast path's gather: rows committed while a relay transaction runs go out together in the next
+ * one, which waits {@code gather} for more; a row committed while the relay is idle never waits. The
+ * store here only records which rows each fast-path transaction took and holds it until the test lets
+ * it finish, so what "during a transaction" means is the test's choice, not the clock's.
+ */
+class OutboxRelayGatherTest {
+
+    private static final Duration LONG = Duration.ofHours(1);
+
+    private final ThreadPoolExecutor executor = (ThreadPoolExecutor) Executors.newCachedThreadPool();
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    private final HoldingStore store = new HoldingStore();
+
+    @AfterEach
+    void stop() {
+        store.finishing.release(1_000);
+        executor.shutdownNow();
+        scheduler.shutdownNow();
+    }
+
+    @Test
+    void rowsCommittedDuringATransactionWaitTheGatherForMoreAndGoOutTogether() throws Exception {
+        try (OutboxRelay relay = relay(Duration.ofMillis(500))) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1);
+            relay.committed(List.of(2L));
+            relay.committed(List.of(3L));
+            store.finishing.release(); // [1] ends with [2, 3] waiting: the next transaction waits the gather
+            relay.committed(List.of(4L));
+            store.awaitTransactions(2);
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L), List.of(2L, 3L, 4L)), store.transactions());
+        }
+    }
+
+    @Test
+    void withoutAGatherTheNextTransactionTakesWhatWaitsAtOnce() throws Exception {
+        try (OutboxRelay relay = relay(Duration.ZERO)) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1);
+            relay.committed(List.of(2L));
+            relay.committed(List.of(3L));
+            store.finishing.release();
+            store.awaitTransactions(2); // took [2, 3] before 4 was committed
+            relay.committed(List.of(4L));
+            store.finishing.release();
+            store.awaitTransactions(3);
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L), List.of(2L, 3L), List.of(4L)), store.transactions());
+        }
+    }
+
+    @Test
+    void aRowCommittedWhileTheRelayIsIdleGoesOutWithoutWaiting() throws Exception {
+        try (OutboxRelay relay = relay(LONG)) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1);
+            store.finishing.release(); // nothing came in meanwhile: the worker stops, it does not gather
+            Eventually.await("the worker stopped", Duration.ofSeconds(10), executor::getCompletedTaskCount, n -> n == 1);
+            relay.committed(List.of(2L));
+            store.awaitTransactions(2); // long before an hour's gather would have ended
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L), List.of(2L)), store.transactions());
+        }
+    }
+
+    @Test
+    void aFullBatchWaitingDoesNotWaitTheGather() throws Exception {
+        try (OutboxRelay relay = relay(LONG)) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1);
+            relay.committed(List.of(2L, 3L, 4L, 5L)); // a whole batch (4)
+            store.finishing.release();
+            store.awaitTransactions(2);
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L), List.of(2L, 3L, 4L, 5L)), store.transactions());
+        }
+    }
+
+    @Test
+    void closingDuringAGatherEndsItAndLeavesItsRowsPending() throws Exception {
+        OutboxRelay relay = relay(LONG);
+        relay.committed(List.of(1L));
+        store.awaitTransactions(1);
+        relay.committed(List.of(2L));
+        store.finishing.release(); // the worker now waits an hour for more
+        // close() waits for a worker that holds rows as long as confirmWait (an hour here): it must not wait for this one.
+        assertTimeoutPreemptively(Duration.ofSeconds(10), relay::close);
+        assertEquals(List.of(List.of(1L)), store.transactions(), "row 2 stays pending for the sweep of the next start");
+    }
+
+    private OutboxRelay relay(Duration gather) {
+        return new OutboxRelay(store, new AlwaysConnected(), new OutboxRelay.Settings(LONG, LONG, 4, 5, LONG, LONG, gather),
+                Clock.systemUTC(), executor, scheduler, OutboxListener.NONE);
+    }
+
+    /** Records each fast-path transaction's rows and holds it until {@link #finishing} lets it end; sweeps find nothing. */
+    private static final class HoldingStore implements OutboxStore {
+        final Semaphore finishing = new Semaphore(0);
+        private final Semaphore started = new Semaphore(0);
+        private final List<List<Long>> taken = Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public Relayed relay(Selection selection, Function<List<OutboxRecord>, Map<Long, Optional<Failure>>> publish,
+                             int maxAttempts, Instant now) {
+            if (selection.ids().isEmpty()) {
+                return Relayed.NONE; // the sweep
+            }
+            taken.add(List.copyOf(selection.ids()));
+            started.release();
+            finishing.acquireUninterruptibly();
+            return new Relayed(selection.ids().size(), selection.ids().stream().mapToLong(Long::longValue).max().orElse(0));
+        }
+
+        void awaitTransactions(int n) throws InterruptedException {
+            assertTrue(started.tryAcquire(10, TimeUnit.SECONDS), "relay transaction " + n + " started");
+            assertEquals(n, taken.size());
+        }
+
+        List<List<Long>> transactions() {
+            return List.copyOf(taken);
+        }
+
+        @Override
+        public OptionalLong append(OutboxRecord record) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Optional<OutboxRecord> find(String messageId) {
+            return Optional.empty();
+        }
+
+        @Override
+        public long purge(Instant olderThan, int batchSize) {
+            return 0;
+        }
+
+        @Override
+        public Counts counts() {
+            return new Counts(0, 0);
+        }
+
+        @Override
+        public void checkReady() {
+        }
+    }
+
+    private static final class AlwaysConnected implements OutboxPublisher {
+        @Override
+        public CompletableFuture<Void> publish(OutboxRecord record) {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public boolean connected() {
+            return true;
+        }
+    }
+}
