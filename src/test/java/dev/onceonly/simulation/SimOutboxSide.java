@@ -38,7 +38,7 @@ final class SimOutboxSide {
     static final Duration CONFIRM_TIMEOUT = Duration.ofMillis(300);
     /** Sweeps often, rows soon, small batches (a source's rows split over batches), few refusals before parking. */
     private static final OutboxRelay.Settings SETTINGS = new OutboxRelay.Settings(Duration.ofMillis(200), Duration.ofMillis(300),
-            2, 3, Duration.ofDays(1), Duration.ofMillis(1), Duration.ofMillis(5));
+            2, 3, Duration.ofDays(1), Duration.ofMillis(1), Duration.ofMillis(10));
 
     private final World world;
     private final SimLoop.Owner owner;

@@ -63,8 +63,8 @@ public final class OnceOnlyConfig {
      * @param retention      {@code retention}: how long sent rows are kept
      * @param confirmTimeout {@code confirm-timeout}: how long a publish waits for the broker's confirm
      * @param table          {@code table}: the outbox table's name, optionally {@code schema.table}, a valid SQL name
-     * @param gather         {@code gather}: how long the relay waits for more rows when fewer than a batch came in
-     *                       during its last transaction; zero: it does not wait
+     * @param gather         {@code gather}: the least time from the end of one fast-path relay transaction to
+     *                       the start of the next, unless a whole batch waits; zero: no wait
      */
     public record OutboxSettings(Duration sweepInterval, Duration sweepAfter, int batchSize, int maxAttempts,
                                  Duration retention, Duration confirmTimeout, String table, Duration gather) {
@@ -238,7 +238,7 @@ public final class OnceOnlyConfig {
         Duration gather = config.duration(OUTBOX_GATHER);
         if (gather.compareTo(Duration.ofSeconds(1)) > 0) {
             // Every row committed under load would wait that long before it goes out.
-            throw config.invalid(OUTBOX_GATHER, Durations.format(gather), "0 or a duration of at most 1s, e.g. 5ms");
+            throw config.invalid(OUTBOX_GATHER, Durations.format(gather), "0 or a duration of at most 1s, e.g. 10ms");
         }
         return gather;
     }

@@ -94,10 +94,11 @@ public final class OnceOnlyProperties {
             "How long sent rows are kept, then purged by the sweep."));
     static final Property OUTBOX_CONFIRM_TIMEOUT = OUTBOX.add(Property.duration("onceonly.outbox.confirm-timeout", "10s",
             "How long a publish waits for the broker's confirm."));
-    static final Property OUTBOX_GATHER = OUTBOX.add(Property.duration("onceonly.outbox.gather", "5ms",
-            "When rows were committed while a relay transaction ran, but fewer than a batch, the relay waits this long "
-                    + "for more before the next one, so that under load one transaction sends several rows; at most `1s`, "
-                    + "`0` relays at once. Rows committed while the relay is idle never wait."));
+    static final Property OUTBOX_GATHER = OUTBOX.add(Property.duration("onceonly.outbox.gather", "10ms",
+            "Under load the relay gathers rows: a relay transaction starts no sooner than this after the last one ended, "
+                    + "with the rows committed until then, so that one transaction sends several. A row committed after the "
+                    + "relay was idle for longer goes out at once, and so does a whole `batch-size`. At most `1s`; `0`: "
+                    + "every row at once."));
 
     /** What a guarded Jakarta Messaging listener does with a refusal. */
     public static final PropertySet JMS = new PropertySet("Jakarta Messaging (JMS) listeners", "config.OnceOnlyConfig", "",

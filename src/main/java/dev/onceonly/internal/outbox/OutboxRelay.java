@@ -11,13 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Publishes outbox rows: right after their transaction committed (the fast path, on {@code executor})
@@ -45,8 +42,8 @@ public final class OutboxRelay implements AutoCloseable {
      * @param maxAttempts   broker refusals after which a row is parked
      * @param retention     sent rows are deleted this long after they were sent
      * @param confirmWait   how long a relay transaction waits for the broker's confirms
-     * @param gather        how long the fast path waits for more rows when fewer than a batch were
-     *                      committed during its last transaction; zero: it goes on at once
+     * @param gather        the least time from the end of one fast-path transaction to the start of
+     *                      the next, unless a whole batch waits; zero: no wait
      */
     public record Settings(Duration sweepInterval, Duration sweepAfter, int batchSize, int maxAttempts, Duration retention,
                            Duration confirmWait, Duration gather) {
@@ -56,17 +53,9 @@ public final class OutboxRelay implements AutoCloseable {
     private final OutboxPublisher publisher;
     private final Settings settings;
     private final Clock clock;
-    private final Executor executor;
     private final OutboxListener listener;
-    private final ScheduledExecutorService scheduler;
-    private final ConcurrentLinkedQueue<Long> committed = new ConcurrentLinkedQueue<>();
-    /** How many rows {@link #committed} holds (its own size() walks the queue). */
-    private final AtomicInteger queued = new AtomicInteger();
-    /** A worker runs, or is scheduled to run after {@link Settings#gather}. */
-    private final AtomicBoolean draining = new AtomicBoolean();
-    /** The worker scheduled to go on after a gather; cancelled on close. */
-    private volatile ScheduledFuture<?> gathering;
-    /** When ({@link System#nanoTime()}) each row waiting in {@link #committed} was committed, for the latency the listener gets. */
+    private final FastPath fastPath;
+    /** When ({@link System#nanoTime()}) each row waiting for the fast path was committed, for the latency the listener gets. */
     private final Map<Long, Long> committedAt = new ConcurrentHashMap<>();
     private final ScheduledFuture<?> sweeps;
     private volatile boolean closed;
@@ -91,104 +80,31 @@ public final class OutboxRelay implements AutoCloseable {
         this.publisher = publisher;
         this.settings = settings;
         this.clock = clock;
-        this.executor = executor;
         this.listener = listener;
-        this.scheduler = scheduler;
+        this.fastPath = new FastPath(settings.batchSize(), settings.gather(), clock, executor, scheduler, this::relayCommitted);
         long ms = settings.sweepInterval().toMillis();
         this.sweeps = scheduler.scheduleWithFixedDelay(this::sweep, 0, ms, TimeUnit.MILLISECONDS);
     }
 
     /**
      * The fast path: rows a transaction just committed. Returns at once; one worker at a time
-     * publishes whatever has been committed meanwhile, in batches. Under load it gathers: when rows
-     * came in during a relay transaction but fewer than a batch, the next transaction starts
-     * {@link Settings#gather} later, so that it sends more of them (a relay transaction costs the
-     * database about as much for one row as for several). A row committed while the worker is idle
-     * goes out at once.
+     * publishes whatever has been committed meanwhile, in batches, gathering them under load
+     * ({@link FastPath}).
      *
      * @param rows the committed rows' ids
      */
     public void committed(List<Long> rows) {
         long now = System.nanoTime();
         rows.forEach(id -> committedAt.put(id, now));
-        committed.addAll(rows);
-        queued.addAndGet(rows.size());
-        startDrain();
+        fastPath.committed(rows);
     }
 
-    /** Starts the worker unless one runs (or the relay is closed). */
-    private void startDrain() {
-        if (!closed && draining.compareAndSet(false, true)) {
-            runDrain();
-        }
-    }
-
-    /** Runs the worker on the executor; the caller holds {@link #draining}. */
-    private void runDrain() {
+    /** The fast path's relay of rows just committed. */
+    private void relayCommitted(List<Long> batch) {
         try {
-            executor.execute(this::drain);
-        } catch (RuntimeException rejected) {
-            // The executor refuses while the application stops: the sweep of the next start takes them.
-            draining.set(false);
-        }
-    }
-
-    private void drain() {
-        boolean gather = false;
-        try {
-            while (!closed) {
-                List<Long> batch = new ArrayList<>();
-                for (Long id; batch.size() < settings.batchSize() && (id = committed.poll()) != null; ) {
-                    batch.add(id);
-                }
-                if (batch.isEmpty()) {
-                    break;
-                }
-                queued.addAndGet(-batch.size());
-                try {
-                    relay(OutboxStore.Selection.of(batch), false);
-                } finally {
-                    batch.forEach(committedAt::remove);
-                }
-                int waiting = queued.get();
-                if (waiting > 0 && waiting < settings.batchSize() && !settings.gather().isZero()) {
-                    gather = true;
-                    break;
-                }
-            }
-        } catch (RuntimeException e) {
-            // The rows stay pending: the sweep publishes them.
-            LogId.ONCE0602W.log("fast path", e.getClass().getSimpleName() + ": " + e.getMessage());
-            gather = false;
-        }
-        if (gather && scheduleAfterGather()) {
-            return; // the worker goes on later and still holds draining
-        }
-        draining.set(false);
-        // A commit that came in after the last poll and saw the worker still running is not left behind.
-        if (!committed.isEmpty()) {
-            startDrain();
-        }
-    }
-
-    /** {@return whether the worker is scheduled to go on after a gather} */
-    private boolean scheduleAfterGather() {
-        try {
-            ScheduledFuture<?> later = scheduler.schedule(() -> {
-                if (closed) {
-                    draining.set(false);
-                } else {
-                    runDrain();
-                }
-            }, settings.gather().toNanos(), TimeUnit.NANOSECONDS);
-            gathering = later;
-            // close() may have read the previous future: whichever of the two cancels this one lets go of draining.
-            if (closed && later.cancel(false)) {
-                draining.set(false);
-            }
-            return true;
-        } catch (RuntimeException rejected) {
-            return false; // the scheduler refuses while the application stops: go on without waiting
+            relay(OutboxStore.Selection.of(batch), false);
+        } finally {
+            batch.forEach(committedAt::remove);
         }
     }
 
@@ -285,18 +201,6 @@ public final class OutboxRelay implements AutoCloseable {
     public void close() {
         closed = true;
         sweeps.cancel(false);
-        ScheduledFuture<?> waiting = gathering;
-        if (waiting != null && waiting.cancel(false)) {
-            draining.set(false); // the worker it would have run holds no rows: they stay pending for the next start
-        }
-        long deadline = System.nanoTime() + settings.confirmWait().toNanos();
-        while (draining.get() && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
+        fastPath.close(settings.confirmWait());
     }
 }

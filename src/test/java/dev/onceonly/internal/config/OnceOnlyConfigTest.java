@@ -343,7 +343,7 @@ class OnceOnlyConfigTest {
     void outboxSettingsHaveDefaultsAndABadValueNamesItsProperty() {
         OnceOnlyConfig.OutboxSettings defaults = config(Map.of()).outbox();
         assertEquals(new OnceOnlyConfig.OutboxSettings(Duration.ofSeconds(10), Duration.ofSeconds(30), 100, 5, Duration.ofDays(1),
-                Duration.ofSeconds(10), "onceonly_outbox", Duration.ofMillis(5)), defaults);
+                Duration.ofSeconds(10), "onceonly_outbox", Duration.ofMillis(10)), defaults);
         assertEquals(7, config(Map.of("onceonly.outbox.max-attempts", "7")).outbox().maxAttempts());
 
         InvalidConfigurationException tooSoon = assertThrows(InvalidConfigurationException.class,

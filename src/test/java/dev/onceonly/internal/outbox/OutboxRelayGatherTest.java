@@ -1,10 +1,10 @@
 package dev.onceonly.internal.outbox;
 
 import dev.onceonly.testing.Eventually;
+import dev.onceonly.testing.MutableClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,10 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The fast path's gather: rows committed while a relay transaction runs go out together in the next
- * one, which waits {@code gather} for more; a row committed while the relay is idle never waits. The
- * store here only records which rows each fast-path transaction took and holds it until the test lets
- * it finish, so what "during a transaction" means is the test's choice, not the clock's.
+ * The fast path's gather: a relay transaction starts no sooner than {@code gather} after the last one
+ * ended, with the rows committed until then; a row committed after the relay was idle for longer, or a
+ * whole batch, goes out at once. The store here only records which rows each fast-path transaction
+ * took and holds it until the test lets it finish, and the clock the gather is measured on moves only
+ * when the test moves it, so what "during a transaction" and "idle" mean is the test's choice.
  */
 class OutboxRelayGatherTest {
 
@@ -38,6 +39,7 @@ class OutboxRelayGatherTest {
     private final ThreadPoolExecutor executor = (ThreadPoolExecutor) Executors.newCachedThreadPool();
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final HoldingStore store = new HoldingStore();
+    private final MutableClock clock = new MutableClock();
 
     @AfterEach
     void stop() {
@@ -79,14 +81,40 @@ class OutboxRelayGatherTest {
     }
 
     @Test
-    void aRowCommittedWhileTheRelayIsIdleGoesOutWithoutWaiting() throws Exception {
+    void rowsCommittedSoonAfterATransactionWaitTheGatherAndGoOutTogether() throws Exception {
+        try (OutboxRelay relay = relay(Duration.ofMillis(500))) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1);
+            store.finishing.release();
+            awaitWorkerStopped(1);
+            relay.committed(List.of(2L)); // the clock has not moved: the last transaction ended just now
+            relay.committed(List.of(3L));
+            store.awaitTransactions(2);
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L), List.of(2L, 3L)), store.transactions());
+        }
+    }
+
+    @Test
+    void theFirstRowGoesOutWithoutWaiting() throws Exception {
+        try (OutboxRelay relay = relay(LONG)) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1); // long before an hour's gather would have ended
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L)), store.transactions());
+        }
+    }
+
+    @Test
+    void aRowCommittedAfterTheRelayWasIdleForAGatherGoesOutWithoutWaiting() throws Exception {
         try (OutboxRelay relay = relay(LONG)) {
             relay.committed(List.of(1L));
             store.awaitTransactions(1);
-            store.finishing.release(); // nothing came in meanwhile: the worker stops, it does not gather
-            Eventually.await("the worker stopped", Duration.ofSeconds(10), executor::getCompletedTaskCount, n -> n == 1);
+            store.finishing.release();
+            awaitWorkerStopped(1);
+            clock.advance(LONG);
             relay.committed(List.of(2L));
-            store.awaitTransactions(2); // long before an hour's gather would have ended
+            store.awaitTransactions(2); // at once, though the gather is an hour
             store.finishing.release();
             assertEquals(List.of(List.of(1L), List.of(2L)), store.transactions());
         }
@@ -117,9 +145,13 @@ class OutboxRelayGatherTest {
         assertEquals(List.of(List.of(1L)), store.transactions(), "row 2 stays pending for the sweep of the next start");
     }
 
+    private void awaitWorkerStopped(long runs) throws Exception {
+        Eventually.await("the worker stopped", Duration.ofSeconds(10), executor::getCompletedTaskCount, n -> n == runs);
+    }
+
     private OutboxRelay relay(Duration gather) {
         return new OutboxRelay(store, new AlwaysConnected(), new OutboxRelay.Settings(LONG, LONG, 4, 5, LONG, LONG, gather),
-                Clock.systemUTC(), executor, scheduler, OutboxListener.NONE);
+                clock, executor, scheduler, OutboxListener.NONE);
     }
 
     /** Records each fast-path transaction's rows and holds it until {@link #finishing} lets it end; sweeps find nothing. */
