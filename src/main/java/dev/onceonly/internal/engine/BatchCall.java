@@ -137,19 +137,21 @@ final class BatchCall<T> implements TransactionRunner.Work<T>, TransactionRunner
     private List<GuardEvent> finish(Outcome outcome, String reason) {
         long guardNanos = Math.max(0, System.nanoTime() - start - handlerNanos);
         List<GuardEvent> events = new ArrayList<>(elements.size());
+        List<HeldClaim> done = new ArrayList<>(elements.size());
         for (BatchGuard.Element e : elements) {
             if (e.held == null) {
                 engine.finaliser.finishUnclaimed();
             } else {
                 e.held.letGo();
                 if (outcome == Outcome.PROCESSED) {
-                    engine.finaliser.complete(e.held, true);
+                    done.add(e.held);
                 } else {
                     engine.finaliser.release(e.held);
                 }
             }
             events.add(engine.finaliser.report(settings, outcome, Layer.NONE, e.key.digest(), reason, true, guardNanos));
         }
+        engine.finaliser.completeAll(done); // one round trip for the batch's marks
         return events;
     }
 

@@ -12,6 +12,7 @@ import dev.onceonly.internal.support.Durations;
 import dev.onceonly.internal.support.LogId;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -98,6 +99,30 @@ final class Finaliser {
             return;
         }
         finished(claim);
+    }
+
+    /**
+     * Marks a committed batch's keys done: later with the ledger, else now in one round trip; a key it
+     * did not mark (every key when the store failed) goes on alone: taken again, or retried later.
+     */
+    void completeAll(List<HeldClaim> claims) {
+        if (claims.isEmpty() || claims.get(0).settings.ledger()) {
+            claims.forEach(c -> complete(c, true));
+            return;
+        }
+        List<HolderResult> results = null;
+        try {
+            results = doneWriter.completeAll(claims.stream().map(HeldClaim::completeRequest).toList());
+        } catch (ClaimStoreException e) {
+            listener.onStoreError(claims.get(0).settings.consumer(), "complete");
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            if (results != null && results.get(i) == HolderResult.APPLIED) {
+                finished(claims.get(i));
+            } else {
+                complete(claims.get(i), false);
+            }
+        }
     }
 
     /** Releases the claim, if it is still ours; a store failure leaves it to run out with its lease. */

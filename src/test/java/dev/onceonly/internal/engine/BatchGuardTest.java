@@ -87,6 +87,39 @@ class BatchGuardTest extends LedgerOnEngineTest {
     }
 
     @Test
+    void withoutTheLedgerABatchIsMarkedDoneInOneRoundTripBeforeItsDecisionsReturn() throws Exception {
+        List<RecordingDispatch> batch = dispatches("a", "b", "c", "d");
+        GuardEngine engine = engine(store, ledger);
+        ConsumerSettings noLedger = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), false);
+
+        List<Decision<String>> decisions = engine.guardAll(noLedger, batch, handler(engine, List.of(), batch));
+
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED), outcomesOf(decisions));
+        assertEquals(0, engine.inFlight(), "every mark written before the decisions return");
+        assertEquals(1, store.completeBatches.get(), "one round trip for the four marks");
+        assertEquals(0, store.singleCompletes.get());
+        for (RecordingDispatch d : batch) {
+            assertEquals(ClaimState.DONE, claimState(keyOf(d)));
+        }
+    }
+
+    @Test
+    void withoutTheLedgerAMarkTheBatchDidNotLandIsRetriedAlone() throws Exception {
+        List<RecordingDispatch> batch = dispatches("a", "b");
+        GuardEngine engine = engine(store, ledger);
+        ConsumerSettings noLedger = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), false);
+        store.failCompleteAll = true;
+
+        List<Decision<String>> decisions = engine.guardAll(noLedger, batch, handler(engine, List.of(), batch));
+
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED), outcomesOf(decisions));
+        assertEquals(2, store.singleCompletes.get(), "each key marked on its own after the batch failed");
+        for (RecordingDispatch d : batch) {
+            assertEquals(ClaimState.DONE, claimState(keyOf(d)));
+        }
+    }
+
+    @Test
     void duplicatesAndARepeatedKeyAreDecidedWithoutTheHandler() throws Exception {
         GuardEngine engine = engine(store, ledger);
         List<RecordingDispatch> first = dispatches("a");
@@ -286,8 +319,11 @@ class BatchGuardTest extends LedgerOnEngineTest {
     private static final class CountingStore implements BatchClaimStore {
         final AtomicInteger claimBatches = new AtomicInteger();
         final AtomicInteger singleClaims = new AtomicInteger();
+        final AtomicInteger completeBatches = new AtomicInteger();
+        final AtomicInteger singleCompletes = new AtomicInteger();
         final AtomicInteger extends_ = new AtomicInteger();
         volatile boolean down;
+        volatile boolean failCompleteAll;
         private final BatchClaimStore inner;
 
         CountingStore(ClaimStore store) {
@@ -310,6 +346,10 @@ class BatchGuardTest extends LedgerOnEngineTest {
         @Override
         public List<HolderResult> completeAll(List<CompleteRequest> requests) {
             check();
+            completeBatches.incrementAndGet();
+            if (failCompleteAll) {
+                throw new ClaimStoreException("counting", "completeAll", new java.io.IOException("connection reset"));
+            }
             return inner.completeAll(requests);
         }
 
@@ -339,6 +379,7 @@ class BatchGuardTest extends LedgerOnEngineTest {
         @Override
         public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
             check();
+            singleCompletes.incrementAndGet();
             return inner.complete(key, token, fingerprint, retention);
         }
 
