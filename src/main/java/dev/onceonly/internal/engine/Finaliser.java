@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
 /**
  * What happens to a claim once its transaction completed: the key marked done (at once, or after the
  * acknowledgement through the {@link DoneWriter}), or released; a completion the store failed
- * retried until it lands or gives up; and the decision reported. Counts the guarded calls not
+ * retried until it lands or gives up ({@link CompletionRetries}); and the decision reported. Counts the guarded calls not
  * finished yet, which {@link #close} waits for.
  *
  * <p>Every call that {@link #started()} ends exactly once, through {@link #finishUnclaimed()},
@@ -30,8 +30,6 @@ import java.util.function.LongSupplier;
  */
 final class Finaliser {
 
-    /** How long a failed completion is retried, in leases. */
-    private static final int COMPLETE_RETRY_LEASES = 10;
     /** While {@link #close} waits, how often it writes the done marks queued meanwhile. */
     private static final long FLUSH_WHILE_CLOSING_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -39,8 +37,8 @@ final class Finaliser {
     private final GuardListener listener;
     /** Writes done markers after the acknowledgement, for consumers with the ledger on. */
     private final DoneWriter doneWriter;
-    /** Retries completions the store failed, every sixth of their lease: apart from the lease renewals. */
-    private final LeaseSweep completionRetries;
+    /** Retries completions the store failed, on a sweep apart from the lease renewals. */
+    private final CompletionRetries completionRetries;
     /**
      * Guarded calls between claim (or the start of a ledger-only run) and their finalisation. A
      * counter, not a set under a lock: every message passes here, on every consumer thread.
@@ -55,7 +53,7 @@ final class Finaliser {
         this.store = store;
         this.listener = listener;
         this.doneWriter = doneWriter;
-        this.completionRetries = new LeaseSweep(scheduler, nanoClock);
+        this.completionRetries = new CompletionRetries(scheduler, nanoClock, listener, this::finished);
     }
 
     /** The one place a final decision is made into an event and told to the listeners. */
@@ -95,7 +93,7 @@ final class Finaliser {
             claim.answered("complete", claim.completeOrTakeAgain(false));
         } catch (ClaimStoreException e) {
             listener.onStoreError(claim.settings.consumer(), "complete");
-            retryLater(claim, e);
+            completionRetries.retryLater(claim, e);
             return;
         }
         finished(claim);
@@ -110,18 +108,25 @@ final class Finaliser {
             claims.forEach(c -> complete(c, true));
             return;
         }
-        List<HolderResult> results = null;
+        List<HolderResult> results;
         try {
             results = doneWriter.completeAll(claims.stream().map(HeldClaim::completeRequest).toList());
         } catch (ClaimStoreException e) {
             listener.onStoreError(claims.get(0).settings.consumer(), "complete");
+            claims.forEach(c -> complete(c, false));
+            return;
         }
         for (int i = 0; i < claims.size(); i++) {
-            if (results != null && results.get(i) == HolderResult.APPLIED) {
-                finished(claims.get(i));
-            } else {
-                complete(claims.get(i), false);
-            }
+            markAnswered(claims.get(i), results.get(i));
+        }
+    }
+
+    /** A batched mark answered {@code r}: done, or, the claim not ours any more, taken again if nobody holds it (as alone). */
+    private void markAnswered(HeldClaim claim, HolderResult r) {
+        if (r == HolderResult.APPLIED) {
+            finished(claim);
+        } else {
+            complete(claim, false);
         }
     }
 
@@ -199,18 +204,6 @@ final class Finaliser {
         return closing;
     }
 
-    /**
-     * Committed, but not marked done: without the marker a copy published later would run again (or
-     * stop only at the ledger). Retried off the consumer's thread.
-     */
-    private void retryLater(HeldClaim claim, ClaimStoreException e) {
-        claim.letGo();
-        long window = claim.settings.lease().toNanos() * COMPLETE_RETRY_LEASES;
-        completionRetries.hold(new RetriedCompletion(claim, completionRetries.now() + window), claim.settings.lease());
-        LogId.ONCE0106W.log(claim.settings.consumer(), claim.key.digest(), e.getCause(), completionRetries.periodMillis(),
-                Durations.format(claim.settings.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
-    }
-
     private void finished(HeldClaim claim) {
         if (!claim.finished) {
             claim.finished = true;
@@ -241,69 +234,13 @@ final class Finaliser {
 
         @Override
         public void written(HolderResult r) {
-            try {
-                // Not ours any more: take it again if nobody holds it, as on the consumer's thread.
-                claim.answered("complete", r == HolderResult.APPLIED ? r : claim.completeOrTakeAgain(false));
-            } catch (ClaimStoreException e) {
-                listener.onStoreError(claim.settings.consumer(), "complete");
-                retryLater(claim, e);
-                return;
-            }
-            finished(claim);
+            markAnswered(claim, r);
         }
 
         @Override
         public void notWritten(ClaimStoreException e) {
             listener.onStoreError(claim.settings.consumer(), "complete");
-            retryLater(claim, e);
-        }
-    }
-
-    /** A completion the store failed, retried every sixth of the lease until its deadline. */
-    private final class RetriedCompletion implements LeaseSweep.Lease {
-        private final HeldClaim claim;
-        private final long untilNanos;
-
-        RetriedCompletion(HeldClaim claim, long untilNanos) {
-            this.claim = claim;
-            this.untilNanos = untilNanos;
-        }
-
-        @Override
-        public long renewAtNanos() {
-            return Long.MIN_VALUE / 2; // due at every sweep
-        }
-
-        @Override
-        public void renew(long now) {
-            ConsumerSettings s = claim.settings;
-            try {
-                HolderResult r = claim.completeOrTakeAgain(true);
-                completionRetries.drop(this);
-                if (r == HolderResult.APPLIED) {
-                    LogId.ONCE0108I.log(s.consumer(), claim.key.digest(), claim.elapsedMillis());
-                } else {
-                    LogId.ONCE0103W.log(s.consumer(), claim.key.digest(), "complete", claim.elapsedMillis(), Durations.format(s.lease()));
-                }
-                finished(claim);
-            } catch (ClaimStoreException e) {
-                listener.onStoreError(s.consumer(), "complete");
-                if (now - untilNanos >= 0) {
-                    completionRetries.drop(this);
-                    LogId.ONCE0107W.log(s.consumer(), claim.key.digest(), Durations.format(s.lease().multipliedBy(COMPLETE_RETRY_LEASES)));
-                    finished(claim);
-                }
-            }
-        }
-
-        @Override
-        public String consumer() {
-            return claim.settings.consumer();
-        }
-
-        @Override
-        public String keyDigest() {
-            return claim.key.digest();
+            completionRetries.retryLater(claim, e);
         }
     }
 }
