@@ -86,6 +86,11 @@ class DeadLetterResourceTest {
                 }
             };
         }
+
+        @Override
+        public Scan scanAlone() {
+            return scan();
+        }
     };
 
     private DeadLetterResource resource() {

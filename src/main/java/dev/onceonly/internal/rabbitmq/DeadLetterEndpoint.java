@@ -3,6 +3,7 @@ package dev.onceonly.internal.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.api.DeadLetter;
@@ -45,8 +46,19 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
             RabbitHeaders.ORIGINAL_ROUTING_KEY, RabbitHeaders.DEAD_LETTER_ID, RabbitHeaders.DEAD_LETTERED_AT,
             RabbitHeaders.KEY_DIGEST, RabbitHeaders.DELIVERY_COUNT};
 
+    /**
+     * The readers' queue lives while it is used, and some time after: a queue of its own, holding no
+     * message, whose consumers are the scans open on the dead-letter queue.
+     */
+    private static final long READERS_EXPIRE_MS = Duration.ofHours(1).toMillis();
+    /** How often, and how far apart, a scan tries to register while the purge reads alone: about ten seconds. */
+    private static final int REGISTRATION_ATTEMPTS = 50;
+    private static final Duration REGISTRATION_PAUSE = Duration.ofMillis(200);
+
     private final String channel;
     private final String queue;
+    /** Where the scans of {@link #queue} register: {@code <dead-letter queue>.readers}. */
+    private final String readers;
     private final Duration confirmTimeout;
     private final ChannelSource channels;
 
@@ -59,6 +71,7 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
     DeadLetterEndpoint(String channel, String queue, Duration confirmTimeout, ChannelSource channels) {
         this.channel = channel;
         this.queue = queue;
+        this.readers = readersOf(queue);
         this.confirmTimeout = confirmTimeout;
         this.channels = channels;
     }
@@ -68,6 +81,11 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         int copy = s.channel().indexOf('$');
         return new DeadLetterEndpoint(copy < 0 ? s.channel() : s.channel().substring(0, copy), s.deadLetterQueue(),
                 s.confirmTimeout(), channels);
+    }
+
+    /** {@return where the scans of the dead-letter queue {@code queue} register} */
+    static String readersOf(String queue) {
+        return queue + ".readers";
     }
 
     /** Scans on a new AMQP channel of {@code connection}, failing while there is none. */
@@ -119,16 +137,80 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
 
     @Override
     public Scan scan() {
+        // A read that finds the purge reading alone waits for it (it reads each letter once, then ends).
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return open(false);
+            } catch (ReadersBusy busy) {
+                if (attempt == REGISTRATION_ATTEMPTS) {
+                    throw failure("another read of the queue runs alone (the ledger purge's); try again", busy);
+                }
+                pause();
+            }
+        }
+    }
+
+    @Override
+    public Scan scanAlone() {
+        try {
+            return open(true);
+        } catch (ReadersBusy busy) {
+            throw failure("another read of the queue is open and may hold dead letters", busy);
+        }
+    }
+
+    /**
+     * Opens a scan's channel registered as a reader of the queue: a consumer on the queue's
+     * {@linkplain #readers readers' queue}, exclusive for a scan alone. The broker refuses an
+     * exclusive consumer beside any other, and any consumer beside an exclusive one; and it ends
+     * the registration with the channel, when it also gives back what the scan held. So a scan
+     * alone runs only while no other scan holds a dead letter, and the purge's pin sees every one.
+     */
+    private Scan open(boolean alone) throws ReadersBusy {
         Channel ch = null;
         try {
             ch = channels.open();
+            ch.queueDeclare(readers, false, false, false, Map.of("x-expires", READERS_EXPIRE_MS));
+            try {
+                ch.basicConsume(readers, true, "", false, alone, Map.of(), new DefaultConsumer(ch));
+            } catch (IOException e) {
+                if (refused(e)) {
+                    throw new ReadersBusy(e);
+                }
+                throw e;
+            }
             ch.confirmSelect();
             return new AmqpScan(ch);
         } catch (IOException | TimeoutException | RuntimeException e) {
             if (ch != null) {
                 Connections.closeQuietly(ch);
             }
+            if (e instanceof ReadersBusy busy) {
+                throw busy;
+            }
             throw failure("cannot read", e);
+        }
+    }
+
+    /** The broker refused the reader's registration: a scan alone runs, or (for one) another scan is open. */
+    private static boolean refused(IOException e) {
+        return e.getCause() instanceof ShutdownSignalException sig && sig.getReason() instanceof AMQP.Channel.Close close
+                && close.getReplyCode() == AMQP.ACCESS_REFUSED;
+    }
+
+    /** Another scan's registration stood in the way of this one's. */
+    private static final class ReadersBusy extends RuntimeException {
+        ReadersBusy(IOException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(REGISTRATION_PAUSE.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OnceOnlyException("interrupted while waiting to read the dead-letter queue", e);
         }
     }
 

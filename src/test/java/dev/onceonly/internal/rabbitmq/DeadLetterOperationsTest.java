@@ -16,6 +16,8 @@ import dev.onceonly.internal.deadletter.DeadLetterAccess;
 import dev.onceonly.internal.deadletter.DeadLetterChannels;
 import dev.onceonly.internal.deadletter.DeadLetterOperations;
 import dev.onceonly.internal.deadletter.ReplayWatch;
+import dev.onceonly.internal.ledger.LedgerPurge;
+import dev.onceonly.spi.Ledger;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.rabbitmq.RabbitHeaders;
 import dev.onceonly.spi.Dispatch;
@@ -39,6 +41,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -246,6 +251,11 @@ class DeadLetterOperationsTest {
             }
 
             @Override
+            public Scan scanAlone() {
+                throw new UnsupportedOperationException("the purge's, not a replay's");
+            }
+
+            @Override
             public Scan scan() {
                 Scan scan = endpoint.scan();
                 return new Scan() {
@@ -330,5 +340,78 @@ class DeadLetterOperationsTest {
         assertEquals(all().get(0).deadLetteredAt(), oldest);
         assertTrue(oldest.isAfter(before), oldest.toString());
         assertEquals(3, TestRabbit.total(dlq));
+    }
+
+    /**
+     * Hole 2 of issue 46: a dead letter another read holds (an operator's list, another instance's
+     * purge, the command line) is not returned to the purge's own scan; the purge must not take the
+     * queue for empty and delete the row of that letter's key.
+     */
+    @Test
+    void aDeadLetterAnotherReadHoldsStillKeepsItsKeysRow() throws Exception {
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        deadLetter("held", Outcome.FAILED, "dh");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        Instant deadLettered = all().get(0).deadLetteredAt();
+        // The key's row, written just before its message was dead-lettered; the purge runs two hours
+        // later with a retention of one hour: only the dead letter's pin keeps the row.
+        Rows ledger = new Rows(Map.of("dh", deadLettered.minusSeconds(60)));
+        Clock later = Clock.offset(Clock.systemUTC(), Duration.ofHours(2));
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        try (LogCapture log = new LogCapture()) {
+            try (DeadLetterAccess.Scan another = endpoint.scan()) {
+                assertNotNull(another.next(), "another read holds the dead letter");
+                try (LedgerPurge purge = new LedgerPurge(ledger, Duration.ofHours(1), Duration.ofMillis(20), 100, later, scheduler,
+                        queues::oldest)) {
+                    await("a purge run while the dead letter is held", LIMIT, () -> ledger.runs() + log.lines("ONCE0805W").size(),
+                            n -> n >= 3);
+                }
+            }
+            assertTrue(ledger.has("dh"), "the row of the held dead letter's key is kept: " + log.lines());
+            try (LedgerPurge purge = new LedgerPurge(ledger, Duration.ofHours(1), Duration.ofMillis(20), 100, later, scheduler,
+                    queues::oldest)) {
+                await("a purge run once the read gave it back", LIMIT, ledger::runs, n -> n >= 1);
+            }
+            assertTrue(ledger.has("dh"), "seen again, the dead letter pins its row: " + log.lines());
+            assertFalse(log.lines("ONCE0804I").isEmpty(), log.lines().toString());
+        } finally {
+            scheduler.shutdownNow();
+        }
+        assertEquals(1, TestRabbit.total(dlq), "the purge's reads take nothing away");
+    }
+
+    /** Ledger rows by key digest and time, deleted as the ledger's purge deletes them. */
+    static final class Rows implements Ledger {
+        private final Map<String, Instant> rows = new ConcurrentHashMap<>();
+        private final AtomicInteger runs = new AtomicInteger();
+
+        Rows(Map<String, Instant> rows) {
+            this.rows.putAll(rows);
+        }
+
+        boolean has(String key) {
+            return rows.containsKey(key);
+        }
+
+        int runs() {
+            return runs.get();
+        }
+
+        @Override
+        public LedgerDecision insert(String key, String consumer, String bodyHash) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void checkReady() {
+        }
+
+        @Override
+        public long purge(Instant olderThan, int batchSize) {
+            int before = rows.size();
+            rows.values().removeIf(t -> t.isBefore(olderThan));
+            runs.incrementAndGet();
+            return before - rows.size();
+        }
     }
 }
