@@ -62,10 +62,12 @@ public interface DeadLetterAccess {
         Held next();
 
         /**
-         * Publishes a replay of {@code held} to its original exchange and routing key, marked as a
-         * replay of it, and waits for the broker's confirm; {@code held} stays held.
+         * Publishes a replay of {@code held} to the channel's own queue only, marked as a replay of
+         * it, and waits for the broker's confirm; {@code held} stays held. A
+         * {@linkplain DeadLetter#verified() verified} letter's replay keys as the original (its
+         * exchange and routing key travel signed); an unverified one's as a new message.
          *
-         * @param held a message this scan returned, {@linkplain DeadLetter#replayable() replayable}
+         * @param held a message this scan returned
          * @throws dev.onceonly.api.OnceOnlyException when the broker did not confirm it (refused, unroutable, no answer)
          */
         void republish(Held held);

@@ -1,7 +1,9 @@
 package dev.onceonly.internal.rabbitmq;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
 import dev.onceonly.api.DeadLetter;
 import dev.onceonly.api.DeadLetterFilter;
 import dev.onceonly.api.DeadLetterPage;
@@ -36,6 +38,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -378,6 +381,97 @@ class DeadLetterOperationsTest {
             scheduler.shutdownNow();
         }
         assertEquals(1, TestRabbit.total(dlq), "the purge's reads take nothing away");
+    }
+
+    /**
+     * Hole 3 of issue 46: a replay went back to the original exchange, so every queue bound there
+     * (another application's) got the message a second time. It goes to the channel's own queue
+     * only, and still keys as the original did: same exchange, routing key and body, a first attempt.
+     */
+    @Test
+    void aReplayReachesTheChannelsOwnQueueOnlyAndKeysAsTheOriginal() throws Exception {
+        String exchange = queue + ".x";
+        String other = queue + ".other-application";
+        try (Channel admin = operationsConnection.createChannel()) {
+            admin.exchangeDeclare(exchange, "direct", false, true, null);
+            admin.queueDeclare(other, false, false, true, null);
+            admin.queueBind(queue, exchange, "order.placed");
+            admin.queueBind(other, exchange, "order.placed");
+            try {
+                rabbit.publish(exchange, "order.placed", "{\"order\":7}");
+                Message<?> first = probe.next();
+                IncomingRabbitMetadata original = first.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+                settle(first, Outcome.FAILED, "d7");
+                await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+                DeadLetter letter = all().get(0);
+                assertEquals(exchange, letter.exchange());
+
+                CompletableFuture<ReplayResult> replay = CompletableFuture.supplyAsync(() -> operations.replay(letter.id(), LIMIT));
+                Message<?> copy = probe.next();
+                IncomingRabbitMetadata replayed = copy.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+                settle(copy, Outcome.DUPLICATE, "d7");
+                assertEquals(ReplayResult.Status.ALREADY_PROCESSED, replay.get(LIMIT.toSeconds(), TimeUnit.SECONDS).status());
+
+                assertEquals(List.of(original.exchange(), original.routingKey(), 1),
+                        List.of(replayed.exchange(), replayed.routingKey(), replayed.attempt()), "the replay keys as the original");
+                assertArrayEquals(original.body(), replayed.body());
+                assertEquals(1, TestRabbit.total(other), "the other application's queue got the original only, not the replay");
+            } finally {
+                admin.queueDelete(other);
+                admin.exchangeDelete(exchange);
+            }
+        }
+    }
+
+    /**
+     * Hole 8 of issue 46: dead-letter headers were believed unsigned. A letter planted on the
+     * dead-letter queue with the connector's headers (dead-lettered at 0, a stranger's exchange)
+     * neither holds the purge back nor is replayed by {@code replayAll}; the connector's own dead
+     * letters, signed, still are, and one whose signed headers were altered is not.
+     */
+    @Test
+    void aPlantedOrAlteredDeadLetterIsNotBelieved() throws Exception {
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        String stranger = queue + ".stranger";
+        Map<String, Object> planted = Map.of(RabbitHeaders.DEAD_LETTER_ID, "planted", RabbitHeaders.DEAD_LETTERED_AT, 0L,
+                RabbitHeaders.OUTCOME, "FAILED", RabbitHeaders.REASON, "timeout", RabbitHeaders.CONSUMER, "inventory",
+                RabbitHeaders.ORIGINAL_EXCHANGE, stranger, RabbitHeaders.ORIGINAL_ROUTING_KEY, "pay.out");
+        rabbit.publish("", dlq, new AMQP.BasicProperties.Builder().headers(planted).build(), "{\"pay\":\"attacker\"}");
+        await("the planted letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+
+        assertEquals(Optional.empty(), queues.oldest(), "a planted time holds nothing back");
+        List<ReplayResult> all = operations.replayAll(DeadLetterFilter.ALL, Duration.ZERO);
+        assertEquals(List.of(ReplayResult.Status.NOT_REPLAYABLE), all.stream().map(ReplayResult::status).toList(), all.toString());
+        assertEquals(1, TestRabbit.total(dlq), "it stays");
+        DeadLetter shown = all().get(0);
+        assertFalse(shown.verified() || shown.replayable(), shown.toString());
+
+        // The connector's own letter is verified; the same with its time altered is not.
+        deadLetter("mine", Outcome.FAILED, "dm");
+        await("the connector's letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 2);
+        DeadLetter mine = all().stream().filter(l -> !l.id().equals("planted")).findFirst().orElseThrow();
+        assertTrue(mine.verified() && mine.replayable(), mine.toString());
+        assertEquals(Optional.of(mine.deadLetteredAt()), queues.oldest());
+        GetResponse taken = rabbit.drain(dlq).stream().filter(r -> r.getProps().getHeaders().get(RabbitHeaders.DEAD_LETTER_ID)
+                .toString().equals(mine.id())).findFirst().orElseThrow();
+        Map<String, Object> altered = new HashMap<>(taken.getProps().getHeaders());
+        altered.put(RabbitHeaders.DEAD_LETTERED_AT, 0L);
+        rabbit.publish("", dlq, taken.getProps().builder().headers(altered).build(), "mine");
+        rabbit.publish("", dlq, new AMQP.BasicProperties.Builder().headers(planted).build(), "{\"pay\":\"attacker\"}");
+        await("the altered and the planted letters", LIMIT, () -> TestRabbit.total(dlq), n -> n == 2);
+        assertTrue(all().stream().noneMatch(DeadLetter::verified), all().toString());
+        assertEquals(Optional.empty(), queues.oldest());
+
+        // Replayed only when asked for explicitly: to the channel's own queue, as a new message.
+        CompletableFuture<ReplayResult> replay = CompletableFuture.supplyAsync(() -> operations.replayUnverified("planted", LIMIT));
+        Message<?> copy = probe.next();
+        IncomingRabbitMetadata m = copy.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(List.of("", queue, "planted"), List.of(m.exchange(), m.routingKey(), m.headers().get(RabbitHeaders.REPLAY_OF)),
+                "published straight to the channel's queue, not to the stranger's exchange");
+        assertFalse(m.headers().containsKey(RabbitHeaders.ORIGINAL_EXCHANGE), m.headers().toString());
+        settle(copy, Outcome.PROCESSED, "");
+        assertEquals(ReplayResult.Status.PROCESSED, replay.get(LIMIT.toSeconds(), TimeUnit.SECONDS).status());
+        assertEquals(ReplayResult.Status.NOT_REPLAYABLE, operations.replay(mine.id(), Duration.ZERO).status(), "altered: unverified");
     }
 
     /** Ledger rows by key digest and time, deleted as the ledger's purge deletes them. */
