@@ -474,6 +474,22 @@ class DeadLetterOperationsTest {
         assertEquals(ReplayResult.Status.NOT_REPLAYABLE, operations.replay(mine.id(), Duration.ZERO).status(), "altered: unverified");
     }
 
+    /** The purge's read alone keeps other reads out while it runs: one that starts meanwhile waits for it, then reads. */
+    @Test
+    void aReadWaitsForThePurgesReadAlone() throws Exception {
+        deadLetter("alone", Outcome.FAILED, "da");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        CompletableFuture<DeadLetterPage> page;
+        try (DeadLetterAccess.Scan alone = endpoint.scanAlone()) {
+            assertNotNull(alone.next());
+            assertThrows(OnceOnlyException.class, endpoint::scanAlone, "a second read alone is refused at once");
+            page = CompletableFuture.supplyAsync(() -> operations.list(DeadLetterFilter.ALL, 0, 10));
+            await("the read waiting to register", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+            assertFalse(page.isDone(), "it waits while the read alone runs");
+        }
+        assertEquals(1, page.get(LIMIT.toSeconds(), TimeUnit.SECONDS).letters().size(), "then reads everything");
+    }
+
     /** Ledger rows by key digest and time, deleted as the ledger's purge deletes them. */
     static final class Rows implements Ledger {
         private final Map<String, Instant> rows = new ConcurrentHashMap<>();
