@@ -3,7 +3,6 @@ package dev.onceonly.internal.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.api.DeadLetter;
@@ -15,7 +14,6 @@ import java.io.IOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
@@ -30,7 +28,8 @@ import java.util.function.Supplier;
  * published in confirm mode with mandatory routing on the same channel, and closing the channel —
  * or losing it, or the connection, or the process — gives back every message not acknowledged
  * (RabbitMQ requeues a closed channel's unacked messages). A queue that does not exist holds no
- * dead letters.
+ * dead letters. Each scan's channel is registered with {@link DeadLetterReaders}, so that the
+ * purge's scan reads alone.
  *
  * <p>A replay goes to the channel's own queue through the default exchange; a
  * {@linkplain DeadLetterSignature verified} letter's as a signed copy naming the original exchange
@@ -54,19 +53,10 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
             RabbitHeaders.KEY_DIGEST, RabbitHeaders.DELIVERY_COUNT, RabbitHeaders.DEAD_LETTER_SIGNATURE,
             RabbitHeaders.RETRY_ATTEMPTS, RabbitHeaders.SIGNATURE, ConfirmingPublisher.SEQUENCE_HEADER};
 
-    /**
-     * The readers' queue lives while it is used, and some time after: a queue of its own, holding no
-     * message, whose consumers are the scans open on the dead-letter queue.
-     */
-    private static final long READERS_EXPIRE_MS = Duration.ofHours(1).toMillis();
-    /** How often, and how far apart, a scan tries to register while the purge reads alone: about ten seconds. */
-    private static final int REGISTRATION_ATTEMPTS = 50;
-    private static final Duration REGISTRATION_PAUSE = Duration.ofMillis(200);
-
     private final String channel;
     private final String queue;
-    /** Where the scans of {@link #queue} register: {@code <dead-letter queue>.readers}. */
-    private final String readers;
+    /** Where the scans register, so that the purge's reads alone. */
+    private final DeadLetterReaders readers;
     /** The channel's own queue, where replays go. */
     private final String workQueue;
     private final Duration confirmTimeout;
@@ -87,7 +77,7 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
                        ChannelSource channels) {
         this.channel = channel;
         this.queue = queue;
-        this.readers = readersOf(queue);
+        this.readers = new DeadLetterReaders(channel, queue, channels);
         this.workQueue = workQueue;
         this.confirmTimeout = confirmTimeout;
         this.copies = copies;
@@ -100,11 +90,6 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         int copy = s.channel().indexOf('$');
         return new DeadLetterEndpoint(copy < 0 ? s.channel() : s.channel().substring(0, copy), s.deadLetterQueue(), s.queue(),
                 s.confirmTimeout(), CopySignature.of(s), channels);
-    }
-
-    /** {@return where the scans of the dead-letter queue {@code queue} register} */
-    static String readersOf(String queue) {
-        return queue + ".readers";
     }
 
     /** Scans on a new AMQP channel of {@code connection}, failing while there is none. */
@@ -156,85 +141,22 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
 
     @Override
     public Scan scan() {
-        // A read that finds the purge reading alone waits for it (it reads each letter once, then ends).
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return open(false);
-            } catch (ReadersBusy busy) {
-                if (attempt == REGISTRATION_ATTEMPTS) {
-                    throw busy("another read of the queue runs alone (the ledger purge's); try again", busy);
-                }
-                pause();
-            }
-        }
+        return opened(readers.open());
     }
 
     @Override
     public Scan scanAlone() {
-        try {
-            return open(true);
-        } catch (ReadersBusy busy) {
-            throw busy("another read of the queue is open and may hold dead letters", busy);
-        }
+        return opened(readers.openAlone());
     }
 
-    /**
-     * Opens a scan's channel registered as a reader of the queue: a consumer on the queue's
-     * {@linkplain #readers readers' queue}, exclusive for a scan alone. The broker refuses an
-     * exclusive consumer beside any other, and any consumer beside an exclusive one; and it ends
-     * the registration with the channel, when it also gives back what the scan held. So a scan
-     * alone runs only while no other scan holds a dead letter, and the purge's pin sees every one.
-     */
-    private Scan open(boolean alone) throws ReadersBusy {
-        Channel ch = null;
+    private Scan opened(Channel ch) {
         try {
-            ch = channels.open();
-            ch.queueDeclare(readers, false, false, false, Map.of("x-expires", READERS_EXPIRE_MS));
-            try {
-                ch.basicConsume(readers, true, "", false, alone, Map.of(), new DefaultConsumer(ch));
-            } catch (IOException e) {
-                if (refused(e)) {
-                    throw new ReadersBusy(e);
-                }
-                throw e;
-            }
             ch.confirmSelect();
             return new AmqpScan(ch);
-        } catch (IOException | TimeoutException | RuntimeException e) {
-            if (ch != null) {
-                Connections.closeQuietly(ch);
-            }
-            if (e instanceof ReadersBusy busy) {
-                throw busy;
-            }
+        } catch (IOException | RuntimeException e) {
+            Connections.closeQuietly(ch);
             throw failure("cannot read", e);
         }
-    }
-
-    /** The broker refused the reader's registration: a scan alone runs, or (for one) another scan is open. */
-    private static boolean refused(IOException e) {
-        return e.getCause() instanceof ShutdownSignalException sig && sig.getReason() instanceof AMQP.Channel.Close close
-                && close.getReplyCode() == AMQP.ACCESS_REFUSED;
-    }
-
-    /** Another scan's registration stood in the way of this one's. */
-    private static final class ReadersBusy extends RuntimeException {
-        ReadersBusy(IOException cause) {
-            super(cause.getMessage(), cause, false, false);
-        }
-    }
-
-    private static void pause() {
-        try {
-            Thread.sleep(REGISTRATION_PAUSE.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new OnceOnlyException("interrupted while waiting to read the dead-letter queue", e);
-        }
-    }
-
-    private OnceOnlyException busy(String what, ReadersBusy e) {
-        return new OnceOnlyException("dead-letter queue '" + queue + "' of channel '" + channel + "': " + what, e);
     }
 
     private OnceOnlyException failure(String what, Exception e) {
@@ -348,42 +270,7 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
 
     private DeadLetter parse(GetResponse r) {
         Map<String, Object> h = r.getProps().getHeaders() == null ? Map.of() : r.getProps().getHeaders();
-        byte[] body = r.getBody();
-        String sha = sha256(body);
-        String id = text(h, RabbitHeaders.DEAD_LETTER_ID);
-        Long at = number(h, RabbitHeaders.DEAD_LETTERED_AT);
-        return new DeadLetter(id.isEmpty() ? "sha256:" + sha.substring(0, 16) : id, channel, text(h, RabbitHeaders.OUTCOME),
-                text(h, RabbitHeaders.REASON), intOf(number(h, RabbitHeaders.ATTEMPTS)), text(h, RabbitHeaders.CONSUMER),
-                at == null ? null : Instant.ofEpochMilli(at), text(h, RabbitHeaders.KEY_DIGEST), sha, body.length,
-                intOf(number(h, RabbitHeaders.REPLAYS)), nullable(h, RabbitHeaders.ORIGINAL_EXCHANGE),
-                nullable(h, RabbitHeaders.ORIGINAL_ROUTING_KEY), letters.verify(h, body, workQueue));
-    }
-
-    private static String text(Map<String, Object> h, String name) {
-        String v = nullable(h, name);
-        return v == null ? "" : v;
-    }
-
-    /** Header strings arrive as amqp-client's {@code LongString} (or bytes): their text. */
-    private static String nullable(Map<String, Object> h, String name) {
-        Object v = h.get(name);
-        return v == null ? null : v instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : v.toString();
-    }
-
-    private static Long number(Map<String, Object> h, String name) {
-        Object v = h.get(name);
-        if (v instanceof Number n) {
-            return n.longValue();
-        }
-        try {
-            return v == null ? null : Long.parseLong(v.toString());
-        } catch (NumberFormatException e) {
-            return null;
-        }
-    }
-
-    private static int intOf(Long v) {
-        return v == null ? 0 : (int) Math.max(0, Math.min(Integer.MAX_VALUE, v));
+        return DeadLetterHeaders.read(channel, h, r.getBody(), letters.verify(h, r.getBody(), workQueue));
     }
 
     static String sha256(byte[] body) {
