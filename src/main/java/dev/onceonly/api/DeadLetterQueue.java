@@ -11,10 +11,13 @@ import java.util.Optional;
  * may miss it, an operation on one id reads the queue again a few times before it answers that it
  * is not there.
  *
- * <p>A replay publishes the message, unchanged but for the dead-letter headers, to the exchange and
- * routing key it was first published with, marked as a replay and counting replays, with publisher
- * confirms and mandatory routing; only once the broker confirmed the copy is the dead letter
- * removed. A failure in between leaves both: the guard deduplicates the copy. On its way back the
+ * <p>A replay publishes the message, unchanged but for the dead-letter headers, to the channel's own
+ * queue only (through the default exchange: no other queue bound where it was first published gets
+ * it again), carrying, signed, the exchange and routing key it was first published with, so the
+ * guard derives the key it derived the first time; marked as a replay and counting replays, with
+ * publisher confirms and mandatory routing; only once the broker confirmed the copy is the dead
+ * letter removed. Only a {@linkplain DeadLetter#verified() verified} dead letter is replayed so;
+ * an unverified one only by {@link #replayUnverified}. A failure in between leaves both: the guard deduplicates the copy. On its way back the
  * replay meets the guard like any delivery: a key already processed is acknowledged as a duplicate
  * ({@link ReplayResult.Status#ALREADY_PROCESSED}), a body that conflicts with the key's recorded one
  * is refused and dead-lettered again with the reason ({@link ReplayResult.Status#REFUSED}).
@@ -70,12 +73,27 @@ public interface DeadLetterQueue {
     ReplayResult replay(String id, Duration wait);
 
     /**
+     * Sends one {@linkplain DeadLetter#verified() unverified} dead letter (planted, dead-lettered by
+     * the broker itself, or by a version before signatures) to the channel's own queue as a new
+     * message: with none of its dead-letter headers believed, it keys as a message published
+     * straight to the queue, so the guard recognises it as the original only where the key does
+     * not depend on the exchange and routing key (a message id, a header, a JSON pointer), and its
+     * time held no ledger row back. For an operator who looked at it; {@link #replay} and
+     * {@link #replayAll} never do this.
+     *
+     * @param id   a dead letter's id
+     * @param wait how long to wait for the decision; zero does not wait
+     * @return what became of it ({@link ReplayResult.Status#NOT_REPLAYABLE} when it is verified: replay it with {@link #replay})
+     */
+    ReplayResult replayUnverified(String id, Duration wait);
+
+    /**
      * Sends back every dead letter matching {@code filter} (one read of the queue), then waits up to
      * {@code wait} in all for the guard's decisions.
      *
      * @param filter which dead letters
      * @param wait   how long to wait for the decisions, in all
-     * @return what became of each, in queue order; dead letters that cannot be replayed are reported and stay
+     * @return what became of each, in queue order; dead letters that cannot be replayed (unverified ones) are reported and stay
      */
     List<ReplayResult> replayAll(DeadLetterFilter filter, Duration wait);
 

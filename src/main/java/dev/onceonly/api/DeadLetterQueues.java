@@ -27,8 +27,8 @@ public interface DeadLetterQueues {
      * row from before that (by the retention) while it waits, so that a late replay of its key is
      * still recognised.
      *
-     * @return the oldest time, empty when the queues hold no dead letter whose time is known
-     * @throws OnceOnlyException when a queue cannot be read
+     * @return the oldest time, empty when the queues hold no {@linkplain DeadLetter#verified() verified} dead letter
+     * @throws OnceOnlyException when a queue cannot be read, or cannot be read alone (another read of it is open)
      */
     Optional<Instant> oldest();
 }

@@ -33,7 +33,12 @@ public record ReplayResult(String id, Status status, String detail) {
         PUBLISHED,
         /** No dead letter with this id in the queue (replayed or discarded meanwhile, or held by another operation). */
         NOT_FOUND,
-        /** The dead letter does not say where it was published first; it stays in the queue. */
+        /**
+         * It stays in the queue: unverified, for {@link DeadLetterQueue#replay} and
+         * {@link DeadLetterQueue#replayAll} (its headers carry no valid signature of the connector's:
+         * only {@link DeadLetterQueue#replayUnverified} sends it); or verified, for
+         * {@link DeadLetterQueue#replayUnverified}.
+         */
         NOT_REPLAYABLE
     }
 }

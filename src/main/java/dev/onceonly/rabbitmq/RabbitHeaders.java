@@ -30,6 +30,13 @@ public final class RabbitHeaders {
     public static final String DEAD_LETTERED_AT = "x-onceonly-dead-lettered-at";
     /** Dead-letter: the digest of the guard's key, as the log lines show it; absent when no key was derived. */
     public static final String KEY_DIGEST = "x-onceonly-key-digest";
+    /**
+     * Dead-letter: proof that the connector wrote the dead-letter headers, an HMAC-SHA256 with a key
+     * derived from the channel's copy-signing key over them and the body's SHA-256. A dead letter
+     * without a valid one is shown as unverified: its time holds no ledger row back, and it is
+     * replayed only when an operator asks for it explicitly, as a new message to the channel's queue.
+     */
+    public static final String DEAD_LETTER_SIGNATURE = "x-onceonly-dead-letter-signature";
     /** Replay: the id of the dead letter this message is a replay of. */
     public static final String REPLAY_OF = "x-onceonly-replay-of";
     /** Replay, and kept on a dead letter: how often the message was replayed from a dead-letter queue. */

@@ -35,7 +35,7 @@ class DeadLetterResourceTest {
         @Override
         public DeadLetter letter() {
             return new DeadLetter("dl-1", "orders", "FAILED", "boom", 1, "inventory", Instant.EPOCH, "k1", "ab".repeat(32), BODY.length,
-                    0, "orders-x", "order.placed");
+                    0, "orders-x", "order.placed", true);
         }
 
         @Override
@@ -85,6 +85,11 @@ class DeadLetterResourceTest {
                 public void close() {
                 }
             };
+        }
+
+        @Override
+        public Scan scanAlone() {
+            return scan();
         }
     };
 

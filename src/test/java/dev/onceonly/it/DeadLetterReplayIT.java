@@ -1,6 +1,7 @@
 package dev.onceonly.it;
 
 import com.rabbitmq.client.AMQP;
+import dev.onceonly.internal.rabbitmq.SignedDeadLetters;
 import dev.onceonly.rabbitmq.RabbitHeaders;
 import dev.onceonly.testing.ItServer;
 import dev.onceonly.testing.ServerLog;
@@ -33,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Dead letters replayed on the main test server, through the test application's consumers
+ * Dead letters replayed on the main test server (to the channel's own queue, keyed as first
+ * published), through the test application's consumers
  * (src/test/itapp, {@code ReplayConsumers}) and the library's dead-letter operations. The ledger is
  * the test application's H2 table, purged every second with the default 7-day retention; done marks
  * of these consumers last 3 s, so after that only the ledger remembers a key.
@@ -74,13 +76,17 @@ class DeadLetterReplayIT {
         String body = "{\"id\":\"" + id + "\"}";
         String letterId = "it-" + id;
         Instant nineDaysAgo = Instant.now().minus(Duration.ofDays(9));
-        // The dead letter as the connector made it then (its time is the only thing made up).
-        rabbit.publish("", NAMES + ".replay-late.dlq", new AMQP.BasicProperties.Builder().contentType("application/json")
-                .headers(Map.of(RabbitHeaders.DEAD_LETTER_ID, letterId, RabbitHeaders.DEAD_LETTERED_AT, nineDaysAgo.toEpochMilli(),
+        // The dead letter as the connector made it then, signed with the channel's key (its time is
+        // the only thing made up): only a signed dead letter holds the purge back.
+        Map<String, Object> headers = SignedDeadLetters.signed(Map.of("channel-name", "it-replay-late", "queue.name",
+                        NAMES + ".replay-late", "host", "127.0.0.1", "username", "guest", "password", "guest"),
+                Map.of(RabbitHeaders.DEAD_LETTER_ID, letterId, RabbitHeaders.DEAD_LETTERED_AT, nineDaysAgo.toEpochMilli(),
                         RabbitHeaders.OUTCOME, "FAILED", RabbitHeaders.REASON, "java.lang.IllegalStateException: the stock service is down",
                         RabbitHeaders.CONSUMER, "it-replay-late", RabbitHeaders.ATTEMPTS, 3, RabbitHeaders.ORIGINAL_EXCHANGE, EXCHANGE,
-                        RabbitHeaders.ORIGINAL_ROUTING_KEY, "it.replay-late"))
-                .build(), body);
+                        RabbitHeaders.ORIGINAL_ROUTING_KEY, "it.replay-late", RabbitHeaders.CHANNEL, "it-replay-late"),
+                body.getBytes(StandardCharsets.UTF_8));
+        rabbit.publish("", NAMES + ".replay-late.dlq", new AMQP.BasicProperties.Builder().contentType("application/json")
+                .headers(headers).build(), body);
         rabbit.publish(EXCHANGE, "it.replay-late", body);
         await("the other copy processed", LIMIT, () -> ItServer.effects("it-replay-late", body), n -> n == 1);
         await("its ledger row", LIMIT, () -> rows(), n -> n == 1);

@@ -84,10 +84,11 @@ public final class TestRabbit implements AutoCloseable {
         channel.exchangeDelete(exchange);
     }
 
-    /** Deletes what an incoming channel declares for {@code queue} by default: it, its dead-letter queue and exchange. */
+    /** Deletes what an incoming channel declares for {@code queue} by default: it, its dead-letter queue (and the queue its reads register on) and exchange. */
     public void deleteChannelTopology(String queue) throws IOException {
         deleteQueue(queue);
         deleteQueue(queue + ".dlq");
+        deleteQueue(queue + ".dlq.readers");
         deleteExchange(queue + ".dlx");
     }
 

@@ -29,12 +29,25 @@ public interface DeadLetterAccess {
     int count();
 
     /**
-     * Starts reading the queue from its head.
+     * Starts reading the queue from its head. While the scan is open, a {@link #scanAlone()} of the
+     * queue cannot start (this one may wait a few seconds for one that runs).
      *
      * @return the scan
      * @throws dev.onceonly.api.OnceOnlyException when the queue cannot be read
      */
     Scan scan();
+
+    /**
+     * Starts reading the queue from its head, alone: only when no other scan of the queue (on any
+     * instance, or the command line) is open, and none can start until this one closes. It therefore
+     * returns every message the queue holds, where another scan's would miss those a concurrent
+     * scan holds: what the ledger purge's pin needs. (A reader outside the library, such as the
+     * broker's management page, is not seen.)
+     *
+     * @return the scan
+     * @throws dev.onceonly.api.OnceOnlyException when another scan is open, or the queue cannot be read
+     */
+    Scan scanAlone();
 
     /**
      * One read of the queue, holding what it returned: the messages the queue held when it began,
@@ -49,10 +62,12 @@ public interface DeadLetterAccess {
         Held next();
 
         /**
-         * Publishes a replay of {@code held} to its original exchange and routing key, marked as a
-         * replay of it, and waits for the broker's confirm; {@code held} stays held.
+         * Publishes a replay of {@code held} to the channel's own queue only, marked as a replay of
+         * it, and waits for the broker's confirm; {@code held} stays held. A
+         * {@linkplain DeadLetter#verified() verified} letter's replay keys as the original (its
+         * exchange and routing key travel signed); an unverified one's as a new message.
          *
-         * @param held a message this scan returned, {@linkplain DeadLetter#replayable() replayable}
+         * @param held a message this scan returned
          * @throws dev.onceonly.api.OnceOnlyException when the broker did not confirm it (refused, unroutable, no answer)
          */
         void republish(Held held);

@@ -96,7 +96,16 @@ public final class DeadLetterOperations implements DeadLetterQueue {
 
     @Override
     public ReplayResult replay(String id, Duration wait) {
-        return onFound(id, this::send).map(p -> awaitAll(List.of(p), wait).get(0))
+        return replayOne(id, wait, false);
+    }
+
+    @Override
+    public ReplayResult replayUnverified(String id, Duration wait) {
+        return replayOne(id, wait, true);
+    }
+
+    private ReplayResult replayOne(String id, Duration wait, boolean unverified) {
+        return onFound(id, (scan, h) -> send(scan, h, unverified)).map(p -> awaitAll(List.of(p), wait).get(0))
                 .orElseGet(() -> new ReplayResult(id, ReplayResult.Status.NOT_FOUND, "no dead letter " + id + " in " + access.queue()));
     }
 
@@ -104,7 +113,7 @@ public final class DeadLetterOperations implements DeadLetterQueue {
     public List<ReplayResult> replayAll(DeadLetterFilter filter, Duration wait) {
         List<Pending> decisions = new ArrayList<>();
         try (DeadLetterAccess.Scan scan = access.scan()) {
-            forEachMatching(scan, filter, h -> decisions.add(send(scan, h)));
+            forEachMatching(scan, filter, h -> decisions.add(send(scan, h, false)));
         }
         return awaitAll(decisions, wait);
     }
@@ -167,12 +176,18 @@ public final class DeadLetterOperations implements DeadLetterQueue {
         }
     }
 
-    /** Republishes (confirmed), then removes: the order that loses nothing. */
-    private Pending send(DeadLetterAccess.Scan scan, DeadLetterAccess.Held h) {
+    /**
+     * Republishes (confirmed), then removes: the order that loses nothing. A verified letter only
+     * unless {@code unverified}, then an unverified one only: which one the operator looked at.
+     */
+    private Pending send(DeadLetterAccess.Scan scan, DeadLetterAccess.Held h, boolean unverified) {
         DeadLetter l = h.letter();
-        if (!l.replayable()) {
+        if (l.verified() == unverified) {
             return new Pending(l.id(), CompletableFuture.completedFuture(new ReplayResult(l.id(), ReplayResult.Status.NOT_REPLAYABLE,
-                    "the dead letter does not name the exchange and routing key it was first published to")));
+                    unverified ? "the dead letter is verified: replay it as the original"
+                            : "unverified: its dead-letter headers carry no valid signature of this application's connector "
+                            + "(planted, dead-lettered by the broker, or by a version before signatures); it is replayed "
+                            + "only when asked for explicitly, as a new message to the channel's queue")));
         }
         CompletableFuture<ReplayResult> decision = watch.expect(l.id());
         try {
@@ -182,7 +197,8 @@ public final class DeadLetterOperations implements DeadLetterQueue {
             throw e;
         }
         scan.remove(h);
-        LogId.ONCE0801I.log(l.id(), access.channel(), describe(l), l.exchange(), l.replays() + 1);
+        LogId.ONCE0801I.log(l.id(), access.channel(), describe(l), l.verified() ? "as the original" : "unverified, as a new message",
+                l.replays() + 1);
         return new Pending(l.id(), decision);
     }
 

@@ -38,6 +38,8 @@ record ChannelTopology(String channel, boolean declared, List<BrokerObject> obje
                     "delay queue, retries waiting " + delay.toMillis() + " ms", false, true));
         }
         objects.add(new BrokerObject(Kind.QUEUE, s.deadLetterQueue(), "dead-letter queue", false, false));
+        objects.add(new BrokerObject(Kind.QUEUE, DeadLetterReaders.of(s.deadLetterQueue()),
+                "the dead-letter queue's open reads, expires an hour after the last", false, true));
         objects.add(new BrokerObject(Kind.QUEUE, s.queue(), "queue", false, false));
         objects.add(new BrokerObject(Kind.EXCHANGE, s.deadLetterExchange(), "dead-letter exchange", false, false));
         if (!s.exchange().isEmpty()) {

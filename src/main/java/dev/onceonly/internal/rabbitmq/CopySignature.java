@@ -134,6 +134,31 @@ final class CopySignature {
         return MessageDigest.isEqual(sign(key, queue, attempts, exchange, routingKey, body).getBytes(StandardCharsets.US_ASCII), given);
     }
 
+    /**
+     * This signer's keys (the current one first, then the previous ones) turned into keys for
+     * another kind of signature made with the same secret: each the HMAC-SHA256 of {@code purpose}
+     * under the key, so that a signature of one kind is never one of another kind.
+     *
+     * @param purpose names the kind, never a copy's
+     * @return the derived keys, the current one first
+     */
+    List<SecretKeySpec> keysFor(String purpose) {
+        List<SecretKeySpec> keys = new ArrayList<>();
+        keys.add(derived(key, purpose));
+        previousKeys.forEach(k -> keys.add(derived(k, purpose)));
+        return List.copyOf(keys);
+    }
+
+    private static SecretKeySpec derived(SecretKeySpec key, String purpose) {
+        try {
+            Mac mac = Mac.getInstance(HMAC);
+            mac.init(key);
+            return new SecretKeySpec(mac.doFinal(purpose.getBytes(StandardCharsets.UTF_8)), HMAC);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is required by every Java platform", e);
+        }
+    }
+
     /** The default key: derived from the channel's credentials, virtual host and queue. */
     private static byte[] derivedKey(ConnectionSettings c, String queue) {
         return sha256("onceonly-copy-signing\0" + c.username() + '\0' + c.password() + '\0' + c.virtualHost() + '\0' + queue);

@@ -52,6 +52,7 @@ public final class DeadLetterCommand {
     private boolean all;
     private boolean dryRun;
     private boolean body;
+    private boolean unverified;
 
     private DeadLetterCommand(PrintStream out) {
         this.out = out;
@@ -60,7 +61,7 @@ public final class DeadLetterCommand {
     /**
      * Runs the command; exits 2 on a usage error, 1 when the broker fails it or the dead letter is not there.
      *
-     * @param args {@code list | show ID [--body] | replay (ID | --all) | discard (ID | --all)}, with
+     * @param args {@code list | show ID [--body] | replay (ID [--unverified] | --all) | discard (ID | --all)}, with
      *             {@code --config FILE}, {@code --set NAME=VALUE}, {@code --channel NAME}, the filters
      *             {@code --outcome}, {@code --reason}, {@code --consumer}, {@code --older-than}, and
      *             {@code --offset}, {@code --limit}, {@code --dry-run}
@@ -99,6 +100,7 @@ public final class DeadLetterCommand {
                 case "--all" -> all = true;
                 case "--dry-run" -> dryRun = true;
                 case "--body" -> body = true;
+                case "--unverified" -> unverified = true;
                 case "--outcome", "--reason", "--consumer", "--older-than", "--offset", "--limit" -> {
                     if (i + 1 == args.length) {
                         throw new IllegalArgumentException(a + " needs a value");
@@ -122,10 +124,13 @@ public final class DeadLetterCommand {
             default -> false;
         };
         if (!valid) {
-            throw new IllegalArgumentException("give one of: list, show ID [--body], replay (ID | --all), discard (ID | --all)");
+            throw new IllegalArgumentException("give one of: list, show ID [--body], replay (ID [--unverified] | --all), discard (ID | --all)");
         }
         if (dryRun && !(oneOrAll && all)) {
             throw new IllegalArgumentException("--dry-run goes with replay --all or discard --all");
+        }
+        if (unverified && !(verb.equals("replay") && !all)) {
+            throw new IllegalArgumentException("--unverified goes with replay ID: one dead letter an operator looked at");
         }
     }
 
@@ -167,7 +172,7 @@ public final class DeadLetterCommand {
                     : "several incoming channels: name one with --channel, of " + incoming.stream().map(CommandConfig.Channel::name).toList());
         }
         IncomingSettings s = incoming.get(0).config().incoming();
-        DeadLetterEndpoint endpoint = new DeadLetterEndpoint(incoming.get(0).name(), s.deadLetterQueue(), s.confirmTimeout(), () -> {
+        DeadLetterEndpoint endpoint = DeadLetterEndpoint.of(s, () -> {
             if (connection == null) {
                 connection = Connections.open(s.connection(), s.channel(), "dead-letters", Executors.defaultThreadFactory(), pool, () -> { });
             }
@@ -205,7 +210,8 @@ public final class DeadLetterCommand {
                 if (all && dryRun) {
                     return listDryRun(queue, filter, "replay");
                 }
-                List<ReplayResult> results = all ? queue.replayAll(filter, Duration.ZERO) : List.of(queue.replay(id, Duration.ZERO));
+                List<ReplayResult> results = all ? queue.replayAll(filter, Duration.ZERO)
+                        : List.of(unverified ? queue.replayUnverified(id, Duration.ZERO) : queue.replay(id, Duration.ZERO));
                 results.forEach(r -> out.printf("%s %s: %s%n", r.id(), r.status(), r.detail()));
                 return results.stream().noneMatch(r -> r.status() == ReplayResult.Status.NOT_FOUND);
             }
@@ -221,7 +227,9 @@ public final class DeadLetterCommand {
     }
 
     private boolean listDryRun(DeadLetterQueue queue, DeadLetterFilter filter, String verb) {
-        List<DeadLetter> letters = queue.list(filter, 0, Integer.MAX_VALUE).letters();
+        // replay --all leaves unverified dead letters where they are.
+        List<DeadLetter> letters = queue.list(filter, 0, Integer.MAX_VALUE).letters().stream()
+                .filter(l -> verb.equals("discard") || l.verified()).toList();
         out.printf("dry run: %s would %s %d dead letter(s)%n", verb, verb, letters.size());
         letters.forEach(l -> out.println(line(l)));
         return true;
@@ -235,8 +243,8 @@ public final class DeadLetterCommand {
     }
 
     private static String line(DeadLetter l) {
-        return String.format("%s  %s  attempts %d  consumer %s  at %s  key %s  body sha256 %s (%d bytes)  replays %d  %s",
-                l.id(), dash(l.outcome()), l.attempts(), dash(l.consumer()), l.deadLetteredAt() == null ? "-" : l.deadLetteredAt(),
+        return String.format("%s%s  %s  attempts %d  consumer %s  at %s  key %s  body sha256 %s (%d bytes)  replays %d  %s",
+                l.id(), l.verified() ? "" : " (unverified)", dash(l.outcome()), l.attempts(), dash(l.consumer()), l.deadLetteredAt() == null ? "-" : l.deadLetteredAt(),
                 dash(l.keyDigest()), l.bodySha256().substring(0, 16), l.bodyBytes(), l.replays(), l.reason());
     }
 
@@ -245,8 +253,9 @@ public final class DeadLetterCommand {
                 "attempts: " + l.attempts(), "consumer: " + dash(l.consumer()),
                 "dead-lettered at: " + (l.deadLetteredAt() == null ? "-" : l.deadLetteredAt()), "key digest: " + dash(l.keyDigest()),
                 "body sha256: " + l.bodySha256(), "body bytes: " + l.bodyBytes(), "replays: " + l.replays(),
-                "replays to: " + (l.replayable() ? "exchange '" + l.exchange() + "', routing key '" + l.routingKey() + "'"
-                        : "unknown (cannot be replayed)"));
+                "verified: " + (l.verified() ? "yes" : "no"),
+                "replay: " + (l.verified() ? "to the channel's queue, as published to exchange '" + l.exchange() + "', routing key '"
+                        + l.routingKey() + "'" : "only with replay --unverified, as a new message to the channel's queue"));
     }
 
     private static String dash(String s) {

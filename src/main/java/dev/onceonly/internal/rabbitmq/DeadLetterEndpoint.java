@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
@@ -29,7 +28,12 @@ import java.util.function.Supplier;
  * published in confirm mode with mandatory routing on the same channel, and closing the channel —
  * or losing it, or the connection, or the process — gives back every message not acknowledged
  * (RabbitMQ requeues a closed channel's unacked messages). A queue that does not exist holds no
- * dead letters.
+ * dead letters. Each scan's channel is registered with {@link DeadLetterReaders}, so that the
+ * purge's scan reads alone.
+ *
+ * <p>A replay goes to the channel's own queue through the default exchange; a
+ * {@linkplain DeadLetterSignature verified} letter's as a signed copy naming the original exchange
+ * and routing key, which the consumer believes as it believes a retry copy's.
  */
 final class DeadLetterEndpoint implements DeadLetterAccess {
 
@@ -39,35 +43,53 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         Channel open() throws IOException, TimeoutException;
     }
 
-    /** The connector's dead-letter headers: replaced on a replay, which is a delivery like the first. */
+    /**
+     * The connector's dead-letter and copy headers: replaced on a replay, which is a delivery like the
+     * first (a verified one gets a copy's headers of its own, an unverified one none).
+     */
     private static final String[] DEAD_LETTER_HEADERS = {RabbitHeaders.OUTCOME, RabbitHeaders.REASON, RabbitHeaders.CONSUMER,
             RabbitHeaders.CHANNEL, RabbitHeaders.QUEUE, RabbitHeaders.ATTEMPTS, RabbitHeaders.ORIGINAL_EXCHANGE,
             RabbitHeaders.ORIGINAL_ROUTING_KEY, RabbitHeaders.DEAD_LETTER_ID, RabbitHeaders.DEAD_LETTERED_AT,
-            RabbitHeaders.KEY_DIGEST, RabbitHeaders.DELIVERY_COUNT};
+            RabbitHeaders.KEY_DIGEST, RabbitHeaders.DELIVERY_COUNT, RabbitHeaders.DEAD_LETTER_SIGNATURE,
+            RabbitHeaders.RETRY_ATTEMPTS, RabbitHeaders.SIGNATURE, ConfirmingPublisher.SEQUENCE_HEADER};
 
     private final String channel;
     private final String queue;
+    /** Where the scans register, so that the purge's reads alone. */
+    private final DeadLetterReaders readers;
+    /** The channel's own queue, where replays go. */
+    private final String workQueue;
     private final Duration confirmTimeout;
+    /** Signs a verified letter's replay as the connector's copy, so that it keys as the original. */
+    private final CopySignature copies;
+    private final DeadLetterSignature letters;
     private final ChannelSource channels;
 
     /**
      * @param channel        the channel as configured
      * @param queue          its dead-letter queue
+     * @param workQueue      its queue, where replays go
      * @param confirmTimeout how long a replay waits for the broker's confirm
+     * @param copies         the channel's copy signature (its key also signs the dead-letter headers)
      * @param channels       opens an AMQP channel to the channel's broker
      */
-    DeadLetterEndpoint(String channel, String queue, Duration confirmTimeout, ChannelSource channels) {
+    DeadLetterEndpoint(String channel, String queue, String workQueue, Duration confirmTimeout, CopySignature copies,
+                       ChannelSource channels) {
         this.channel = channel;
         this.queue = queue;
+        this.readers = new DeadLetterReaders(channel, queue, channels);
+        this.workQueue = workQueue;
         this.confirmTimeout = confirmTimeout;
+        this.copies = copies;
+        this.letters = new DeadLetterSignature(copies);
         this.channels = channels;
     }
 
     /** The dead-letter queue of an incoming channel, under its configured name (without a concurrency copy's {@code $n}). */
     static DeadLetterEndpoint of(IncomingSettings s, ChannelSource channels) {
         int copy = s.channel().indexOf('$');
-        return new DeadLetterEndpoint(copy < 0 ? s.channel() : s.channel().substring(0, copy), s.deadLetterQueue(),
-                s.confirmTimeout(), channels);
+        return new DeadLetterEndpoint(copy < 0 ? s.channel() : s.channel().substring(0, copy), s.deadLetterQueue(), s.queue(),
+                s.confirmTimeout(), CopySignature.of(s), channels);
     }
 
     /** Scans on a new AMQP channel of {@code connection}, failing while there is none. */
@@ -119,15 +141,20 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
 
     @Override
     public Scan scan() {
-        Channel ch = null;
+        return opened(readers.open());
+    }
+
+    @Override
+    public Scan scanAlone() {
+        return opened(readers.openAlone());
+    }
+
+    private Scan opened(Channel ch) {
         try {
-            ch = channels.open();
             ch.confirmSelect();
             return new AmqpScan(ch);
-        } catch (IOException | TimeoutException | RuntimeException e) {
-            if (ch != null) {
-                Connections.closeQuietly(ch);
-            }
+        } catch (IOException | RuntimeException e) {
+            Connections.closeQuietly(ch);
             throw failure("cannot read", e);
         }
     }
@@ -184,26 +211,37 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         @Override
         public void republish(Held held) {
             Message m = (Message) held;
+            DeadLetter l = m.letter;
             Map<String, Object> headers = new HashMap<>(m.headers());
             for (String h : DEAD_LETTER_HEADERS) {
                 headers.remove(h);
             }
             headers.keySet().removeIf(n -> n.equals("x-death") || n.startsWith("x-first-death-") || n.startsWith("x-last-death-"));
-            headers.put(RabbitHeaders.REPLAY_OF, m.letter.id());
-            headers.put(RabbitHeaders.REPLAYS, m.letter.replays() + 1);
+            headers.put(RabbitHeaders.REPLAY_OF, l.id());
+            headers.put(RabbitHeaders.REPLAYS, l.replays() + 1);
+            if (l.verified()) {
+                // A copy of the connector's, as a retry copy is, at its first attempt: the consumer
+                // believes its exchange and routing key, so the guard derives the original's key.
+                headers.put(RabbitHeaders.RETRY_ATTEMPTS, 0);
+                headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, l.exchange());
+                headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, l.routingKey());
+                headers.put(RabbitHeaders.SIGNATURE, copies.sign(workQueue, 0, l.exchange(), l.routingKey(), m.body()));
+            }
             AMQP.BasicProperties props = m.response.getProps().builder().headers(headers).build();
             returned = null;
             try {
-                ch.basicPublish(m.letter.exchange(), m.letter.routingKey(), true, props, m.response.getBody());
+                // The channel's own queue only, through the default exchange: no other queue bound
+                // where the message was first published gets it again.
+                ch.basicPublish("", workQueue, true, props, m.response.getBody());
                 ch.waitForConfirmsOrDie(Math.max(1, confirmTimeout.toMillis()));
             } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                throw failure("the replay of " + m.letter.id() + " was not confirmed, the dead letter stays", e);
+                throw failure("the replay of " + l.id() + " was not confirmed, the dead letter stays", e);
             }
             if (returned != null) {
-                throw new OnceOnlyException("dead-letter queue '" + queue + "': the replay of " + m.letter.id()
+                throw new OnceOnlyException("dead-letter queue '" + queue + "': the replay of " + l.id()
                         + " was not delivered, the dead letter stays: " + returned);
             }
         }
@@ -232,42 +270,7 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
 
     private DeadLetter parse(GetResponse r) {
         Map<String, Object> h = r.getProps().getHeaders() == null ? Map.of() : r.getProps().getHeaders();
-        byte[] body = r.getBody();
-        String sha = sha256(body);
-        String id = text(h, RabbitHeaders.DEAD_LETTER_ID);
-        Long at = number(h, RabbitHeaders.DEAD_LETTERED_AT);
-        return new DeadLetter(id.isEmpty() ? "sha256:" + sha.substring(0, 16) : id, channel, text(h, RabbitHeaders.OUTCOME),
-                text(h, RabbitHeaders.REASON), intOf(number(h, RabbitHeaders.ATTEMPTS)), text(h, RabbitHeaders.CONSUMER),
-                at == null ? null : Instant.ofEpochMilli(at), text(h, RabbitHeaders.KEY_DIGEST), sha, body.length,
-                intOf(number(h, RabbitHeaders.REPLAYS)), nullable(h, RabbitHeaders.ORIGINAL_EXCHANGE),
-                nullable(h, RabbitHeaders.ORIGINAL_ROUTING_KEY));
-    }
-
-    private static String text(Map<String, Object> h, String name) {
-        String v = nullable(h, name);
-        return v == null ? "" : v;
-    }
-
-    /** Header strings arrive as amqp-client's {@code LongString} (or bytes): their text. */
-    private static String nullable(Map<String, Object> h, String name) {
-        Object v = h.get(name);
-        return v == null ? null : v instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : v.toString();
-    }
-
-    private static Long number(Map<String, Object> h, String name) {
-        Object v = h.get(name);
-        if (v instanceof Number n) {
-            return n.longValue();
-        }
-        try {
-            return v == null ? null : Long.parseLong(v.toString());
-        } catch (NumberFormatException e) {
-            return null;
-        }
-    }
-
-    private static int intOf(Long v) {
-        return v == null ? 0 : (int) Math.max(0, Math.min(Integer.MAX_VALUE, v));
+        return DeadLetterHeaders.read(channel, h, r.getBody(), letters.verify(h, r.getBody(), workQueue));
     }
 
     static String sha256(byte[] body) {

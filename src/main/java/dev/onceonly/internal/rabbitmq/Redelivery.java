@@ -33,6 +33,7 @@ final class Redelivery {
     /** The publisher of the current connection (a new one after each reconnection). */
     private final Supplier<ConfirmingPublisher> publisher;
     private final CopySignature signature;
+    private final DeadLetterSignature deadLetterSignature;
     private final DelayQueues delayQueues;
     private final BooleanSupplier requeueCounts;
     private final Clock clock;
@@ -54,6 +55,7 @@ final class Redelivery {
         this.settlement = settlement;
         this.publisher = publisher;
         this.signature = signature;
+        this.deadLetterSignature = new DeadLetterSignature(signature);
         this.delayQueues = delayQueues;
     }
 
@@ -151,10 +153,14 @@ final class Redelivery {
         // an input to a decision, so it may be random. (REPLAYS, from a replay, stays: it counts on.)
         headers.put(RabbitHeaders.DEAD_LETTER_ID, UUID.randomUUID().toString());
         headers.put(RabbitHeaders.DEAD_LETTERED_AT, clock.millis());
+        // A producer's own x-onceonly-key-digest must not be signed as the connector's.
+        headers.remove(RabbitHeaders.KEY_DIGEST);
         if (!keyDigest.isEmpty()) {
             headers.put(RabbitHeaders.KEY_DIGEST, keyDigest);
         }
         headers.remove(RabbitHeaders.REPLAY_OF);
+        // Last: what the dead-letter operations believe of these headers (issue 46).
+        headers.put(RabbitHeaders.DEAD_LETTER_SIGNATURE, deadLetterSignature.sign(headers, m.body()));
         Object[] line = {settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest, bodyHash(m.body()),
                 disposition.outcome(), m.attempt(), settings.deadLetterExchange(), disposition.loggedReason()};
         publishThenAck(d, "dead-letter", settings.deadLetterExchange(), settings.deadLetterRoutingKey(), headers,

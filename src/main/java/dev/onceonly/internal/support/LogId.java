@@ -195,8 +195,8 @@ public enum LogId {
     ONCE0704W(Level.WARNING, "Handler of consumer '%s' failed on delivery %d (key %s): %s; rolled back for the provider's redelivery"),
     /** Guarded JMS listeners found at startup, and what their refusals do. */
     ONCE0703I(Level.INFO, "Guarded JMS listeners %s: CONFLICT and REJECTED %s; BUSY and RETRY held %s, then rolled back for redelivery"),
-    /** A dead letter sent back to its original exchange, confirmed, and removed from its queue. */
-    ONCE0801I(Level.INFO, "Replayed dead letter %s of channel '%s' (%s) to exchange '%s' (replay %d); the guard decides on it"),
+    /** A dead letter sent back to its channel's own queue, confirmed, and removed from its dead-letter queue. */
+    ONCE0801I(Level.INFO, "Replayed dead letter %s of channel '%s' (%s) to the channel's own queue, %s (replay %d); the guard decides on it"),
     /** A dead letter removed for good by an operator. */
     ONCE0802W(Level.WARNING, "Discarded dead letter %s of channel '%s' (%s): removed for good"),
     /** The guard's decision on a replayed dead letter, as the connector settled it. */
@@ -204,8 +204,8 @@ public enum LogId {
     /** The ledger's purge keeps rows a dead letter may still need. */
     ONCE0804I(Level.INFO, "Ledger purge held back to rows before %s (instead of %s): a dead letter from %s waits in a "
             + "dead-letter queue, and a replay of it must still find its key's row"),
-    /** The dead-letter queues could not be read for the purge: it skips this run. */
-    ONCE0805W(Level.WARNING, "Ledger purge skipped: the dead-letter queues could not be read to keep the rows their dead "
+    /** The dead-letter queues could not be read alone for the purge: it skips this run. */
+    ONCE0805W(Level.WARNING, "Ledger purge skipped: the dead-letter queues could not be read alone to keep the rows their dead "
             + "letters need (%s); next attempt in %s");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -45,8 +46,10 @@ class DeadLetterCommandTest {
         try (Connection c = f.newConnection("dlq-command-test"); TestRabbit rabbit = new TestRabbit()) {
             try {
                 Topology.declare(c, c.createChannel(), settings).close();
-                rabbit.publish("", dlq, letter("dl-failed", "FAILED", "java.lang.IllegalStateException: down", queue), "{\"id\":\"secret-1\"}");
-                rabbit.publish("", dlq, letter("dl-rejected", "REJECTED", "no key", queue), "not json");
+                DeadLetterSignature signature = new DeadLetterSignature(CopySignature.of(settings));
+                rabbit.publish("", dlq, letter(signature, "dl-failed", "FAILED", "java.lang.IllegalStateException: down", queue,
+                        "{\"id\":\"secret-1\"}"), "{\"id\":\"secret-1\"}");
+                rabbit.publish("", dlq, letter(signature, "dl-rejected", "REJECTED", "no key", queue, "not json"), "not json");
 
                 List<String> listed = run(0, properties, "list");
                 assertTrue(listed.get(0).startsWith("channel orders, dead-letter queue " + dlq + " on amqp://guest@"), listed.toString());
@@ -58,7 +61,9 @@ class DeadLetterCommandTest {
                 assertEquals(3, run(0, properties, "list", "--outcome", "rejected").size());
 
                 List<String> shown = run(0, properties, "show", "dl-failed");
-                assertTrue(shown.contains("replays to: exchange '', routing key '" + queue + "'"), shown.toString());
+                assertTrue(shown.contains("verified: yes"), shown.toString());
+                assertTrue(shown.contains("replay: to the channel's queue, as published to exchange '', routing key '" + queue + "'"),
+                        shown.toString());
                 assertTrue(shown.contains("key digest: k-digest"), shown.toString());
                 assertEquals("{\"id\":\"secret-1\"}", run(0, properties, "show", "dl-failed", "--body").get(1));
                 run(1, properties, "show", "no-such-id");
@@ -75,6 +80,23 @@ class DeadLetterCommandTest {
                 GetResponse copy = rabbit.drain(queue).get(0);
                 assertEquals("dl-failed", copy.getProps().getHeaders().get(RabbitHeaders.REPLAY_OF).toString());
                 assertEquals("{\"id\":\"secret-1\"}", new String(copy.getBody(), StandardCharsets.UTF_8));
+                assertEquals(List.of("", queue), List.of(copy.getEnvelope().getExchange(), copy.getEnvelope().getRoutingKey()),
+                        "to the channel's own queue only");
+                assertTrue(CopySignature.of(settings).verify(copy.getProps().getHeaders().get(RabbitHeaders.SIGNATURE).toString(), queue, 0,
+                        "", queue, copy.getBody()), "a signed copy, keyed as first published: " + copy.getProps().getHeaders());
+
+                // A letter planted without the connector's signature is shown, and replayed only when asked for.
+                rabbit.publish("", dlq, new AMQP.BasicProperties.Builder().headers(Map.of(RabbitHeaders.DEAD_LETTER_ID, "dl-planted",
+                        RabbitHeaders.DEAD_LETTERED_AT, 0L, RabbitHeaders.OUTCOME, "FAILED")).build(), "planted");
+                assertTrue(run(0, properties, "list").stream().anyMatch(l -> l.startsWith("dl-planted (unverified)  FAILED")));
+                assertEquals("dry run: replay would replay 0 dead letter(s)",
+                        run(0, properties, "replay", "--all", "--outcome", "FAILED", "--dry-run").get(1));
+                assertTrue(run(0, properties, "replay", "dl-planted").get(1).startsWith("dl-planted NOT_REPLAYABLE: unverified"));
+                run(2, properties, "replay", "--all", "--unverified");
+                assertTrue(run(0, properties, "replay", "dl-planted", "--unverified").get(1).startsWith("dl-planted PUBLISHED: "));
+                GetResponse planted = rabbit.drain(queue).get(0);
+                assertFalse(planted.getProps().getHeaders().containsKey(RabbitHeaders.SIGNATURE), "a new message, not a signed copy");
+                assertEquals(1, TestRabbit.total(dlq));
 
                 List<String> discarded = run(0, properties, "discard", "--all");
                 assertTrue(discarded.get(1).startsWith("discarded dl-rejected  REJECTED"), discarded.toString());
@@ -85,11 +107,16 @@ class DeadLetterCommandTest {
         }
     }
 
-    private static AMQP.BasicProperties letter(String id, String outcome, String reason, String queue) {
-        return new AMQP.BasicProperties.Builder().headers(Map.of(RabbitHeaders.DEAD_LETTER_ID, id, RabbitHeaders.OUTCOME, outcome,
+    /** A dead letter as the connector writes it, signed with the channel's key. */
+    private static AMQP.BasicProperties letter(DeadLetterSignature signature, String id, String outcome, String reason, String queue,
+                                               String body) {
+        Map<String, Object> headers = new HashMap<>(Map.of(RabbitHeaders.DEAD_LETTER_ID, id, RabbitHeaders.OUTCOME, outcome,
                 RabbitHeaders.REASON, reason, RabbitHeaders.ATTEMPTS, 3, RabbitHeaders.CONSUMER, "inventory",
                 RabbitHeaders.DEAD_LETTERED_AT, 1_796_000_000_000L, RabbitHeaders.KEY_DIGEST, "k-digest",
-                RabbitHeaders.ORIGINAL_EXCHANGE, "", RabbitHeaders.ORIGINAL_ROUTING_KEY, queue)).build();
+                RabbitHeaders.ORIGINAL_EXCHANGE, "", RabbitHeaders.ORIGINAL_ROUTING_KEY, queue, RabbitHeaders.QUEUE, queue));
+        headers.put(RabbitHeaders.CHANNEL, "orders");
+        headers.put(RabbitHeaders.DEAD_LETTER_SIGNATURE, signature.sign(headers, body.getBytes(StandardCharsets.UTF_8)));
+        return new AMQP.BasicProperties.Builder().headers(headers).build();
     }
 
     private static List<String> run(int exit, Path properties, String... options) throws Exception {

@@ -1,7 +1,9 @@
 package dev.onceonly.internal.rabbitmq;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
 import dev.onceonly.api.DeadLetter;
 import dev.onceonly.api.DeadLetterFilter;
 import dev.onceonly.api.DeadLetterPage;
@@ -16,6 +18,8 @@ import dev.onceonly.internal.deadletter.DeadLetterAccess;
 import dev.onceonly.internal.deadletter.DeadLetterChannels;
 import dev.onceonly.internal.deadletter.DeadLetterOperations;
 import dev.onceonly.internal.deadletter.ReplayWatch;
+import dev.onceonly.internal.ledger.LedgerPurge;
+import dev.onceonly.spi.Ledger;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.rabbitmq.RabbitHeaders;
 import dev.onceonly.spi.Dispatch;
@@ -34,11 +38,15 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -246,6 +254,11 @@ class DeadLetterOperationsTest {
             }
 
             @Override
+            public Scan scanAlone() {
+                throw new UnsupportedOperationException("the purge's, not a replay's");
+            }
+
+            @Override
             public Scan scan() {
                 Scan scan = endpoint.scan();
                 return new Scan() {
@@ -330,5 +343,185 @@ class DeadLetterOperationsTest {
         assertEquals(all().get(0).deadLetteredAt(), oldest);
         assertTrue(oldest.isAfter(before), oldest.toString());
         assertEquals(3, TestRabbit.total(dlq));
+    }
+
+    /**
+     * Hole 2 of issue 46: a dead letter another read holds (an operator's list, another instance's
+     * purge, the command line) is not returned to the purge's own scan; the purge must not take the
+     * queue for empty and delete the row of that letter's key.
+     */
+    @Test
+    void aDeadLetterAnotherReadHoldsStillKeepsItsKeysRow() throws Exception {
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        deadLetter("held", Outcome.FAILED, "dh");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        Instant deadLettered = all().get(0).deadLetteredAt();
+        // The key's row, written just before its message was dead-lettered; the purge runs two hours
+        // later with a retention of one hour: only the dead letter's pin keeps the row.
+        Rows ledger = new Rows(Map.of("dh", deadLettered.minusSeconds(60)));
+        Clock later = Clock.offset(Clock.systemUTC(), Duration.ofHours(2));
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        try (LogCapture log = new LogCapture()) {
+            try (DeadLetterAccess.Scan another = endpoint.scan()) {
+                assertNotNull(another.next(), "another read holds the dead letter");
+                try (LedgerPurge purge = new LedgerPurge(ledger, Duration.ofHours(1), Duration.ofMillis(20), 100, later, scheduler,
+                        queues::oldest)) {
+                    await("a purge run while the dead letter is held", LIMIT, () -> ledger.runs() + log.lines("ONCE0805W").size(),
+                            n -> n >= 3);
+                }
+            }
+            assertTrue(ledger.has("dh"), "the row of the held dead letter's key is kept: " + log.lines());
+            try (LedgerPurge purge = new LedgerPurge(ledger, Duration.ofHours(1), Duration.ofMillis(20), 100, later, scheduler,
+                    queues::oldest)) {
+                await("a purge run once the read gave it back", LIMIT, ledger::runs, n -> n >= 1);
+            }
+            assertTrue(ledger.has("dh"), "seen again, the dead letter pins its row: " + log.lines());
+            assertFalse(log.lines("ONCE0804I").isEmpty(), log.lines().toString());
+        } finally {
+            scheduler.shutdownNow();
+        }
+        assertEquals(1, TestRabbit.total(dlq), "the purge's reads take nothing away");
+    }
+
+    /**
+     * Hole 3 of issue 46: a replay went back to the original exchange, so every queue bound there
+     * (another application's) got the message a second time. It goes to the channel's own queue
+     * only, and still keys as the original did: same exchange, routing key and body, a first attempt.
+     */
+    @Test
+    void aReplayReachesTheChannelsOwnQueueOnlyAndKeysAsTheOriginal() throws Exception {
+        String exchange = queue + ".x";
+        String other = queue + ".other-application";
+        try (Channel admin = operationsConnection.createChannel()) {
+            admin.exchangeDeclare(exchange, "direct", false, true, null);
+            admin.queueDeclare(other, false, false, true, null);
+            admin.queueBind(queue, exchange, "order.placed");
+            admin.queueBind(other, exchange, "order.placed");
+            try {
+                rabbit.publish(exchange, "order.placed", "{\"order\":7}");
+                Message<?> first = probe.next();
+                IncomingRabbitMetadata original = first.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+                settle(first, Outcome.FAILED, "d7");
+                await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+                DeadLetter letter = all().get(0);
+                assertEquals(exchange, letter.exchange());
+
+                CompletableFuture<ReplayResult> replay = CompletableFuture.supplyAsync(() -> operations.replay(letter.id(), LIMIT));
+                Message<?> copy = probe.next();
+                IncomingRabbitMetadata replayed = copy.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+                settle(copy, Outcome.DUPLICATE, "d7");
+                assertEquals(ReplayResult.Status.ALREADY_PROCESSED, replay.get(LIMIT.toSeconds(), TimeUnit.SECONDS).status());
+
+                assertEquals(List.of(original.exchange(), original.routingKey(), 1),
+                        List.of(replayed.exchange(), replayed.routingKey(), replayed.attempt()), "the replay keys as the original");
+                assertArrayEquals(original.body(), replayed.body());
+                assertEquals(1, TestRabbit.total(other), "the other application's queue got the original only, not the replay");
+            } finally {
+                admin.queueDelete(other);
+                admin.exchangeDelete(exchange);
+            }
+        }
+    }
+
+    /**
+     * Hole 8 of issue 46: dead-letter headers were believed unsigned. A letter planted on the
+     * dead-letter queue with the connector's headers (dead-lettered at 0, a stranger's exchange)
+     * neither holds the purge back nor is replayed by {@code replayAll}; the connector's own dead
+     * letters, signed, still are, and one whose signed headers were altered is not.
+     */
+    @Test
+    void aPlantedOrAlteredDeadLetterIsNotBelieved() throws Exception {
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        String stranger = queue + ".stranger";
+        Map<String, Object> planted = Map.of(RabbitHeaders.DEAD_LETTER_ID, "planted", RabbitHeaders.DEAD_LETTERED_AT, 0L,
+                RabbitHeaders.OUTCOME, "FAILED", RabbitHeaders.REASON, "timeout", RabbitHeaders.CONSUMER, "inventory",
+                RabbitHeaders.ORIGINAL_EXCHANGE, stranger, RabbitHeaders.ORIGINAL_ROUTING_KEY, "pay.out");
+        rabbit.publish("", dlq, new AMQP.BasicProperties.Builder().headers(planted).build(), "{\"pay\":\"attacker\"}");
+        await("the planted letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+
+        assertEquals(Optional.empty(), queues.oldest(), "a planted time holds nothing back");
+        List<ReplayResult> all = operations.replayAll(DeadLetterFilter.ALL, Duration.ZERO);
+        assertEquals(List.of(ReplayResult.Status.NOT_REPLAYABLE), all.stream().map(ReplayResult::status).toList(), all.toString());
+        assertEquals(1, TestRabbit.total(dlq), "it stays");
+        DeadLetter shown = all().get(0);
+        assertFalse(shown.verified() || shown.replayable(), shown.toString());
+
+        // The connector's own letter is verified; the same with its time altered is not.
+        deadLetter("mine", Outcome.FAILED, "dm");
+        await("the connector's letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 2);
+        DeadLetter mine = all().stream().filter(l -> !l.id().equals("planted")).findFirst().orElseThrow();
+        assertTrue(mine.verified() && mine.replayable(), mine.toString());
+        assertEquals(Optional.of(mine.deadLetteredAt()), queues.oldest());
+        GetResponse taken = rabbit.drain(dlq).stream().filter(r -> r.getProps().getHeaders().get(RabbitHeaders.DEAD_LETTER_ID)
+                .toString().equals(mine.id())).findFirst().orElseThrow();
+        Map<String, Object> altered = new HashMap<>(taken.getProps().getHeaders());
+        altered.put(RabbitHeaders.DEAD_LETTERED_AT, 0L);
+        rabbit.publish("", dlq, taken.getProps().builder().headers(altered).build(), "mine");
+        rabbit.publish("", dlq, new AMQP.BasicProperties.Builder().headers(planted).build(), "{\"pay\":\"attacker\"}");
+        await("the altered and the planted letters", LIMIT, () -> TestRabbit.total(dlq), n -> n == 2);
+        assertTrue(all().stream().noneMatch(DeadLetter::verified), all().toString());
+        assertEquals(Optional.empty(), queues.oldest());
+
+        // Replayed only when asked for explicitly: to the channel's own queue, as a new message.
+        CompletableFuture<ReplayResult> replay = CompletableFuture.supplyAsync(() -> operations.replayUnverified("planted", LIMIT));
+        Message<?> copy = probe.next();
+        IncomingRabbitMetadata m = copy.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
+        assertEquals(List.of("", queue, "planted"), List.of(m.exchange(), m.routingKey(), m.headers().get(RabbitHeaders.REPLAY_OF)),
+                "published straight to the channel's queue, not to the stranger's exchange");
+        assertFalse(m.headers().containsKey(RabbitHeaders.ORIGINAL_EXCHANGE), m.headers().toString());
+        settle(copy, Outcome.PROCESSED, "");
+        assertEquals(ReplayResult.Status.PROCESSED, replay.get(LIMIT.toSeconds(), TimeUnit.SECONDS).status());
+        assertEquals(ReplayResult.Status.NOT_REPLAYABLE, operations.replay(mine.id(), Duration.ZERO).status(), "altered: unverified");
+    }
+
+    /** The purge's read alone keeps other reads out while it runs: one that starts meanwhile waits for it, then reads. */
+    @Test
+    void aReadWaitsForThePurgesReadAlone() throws Exception {
+        deadLetter("alone", Outcome.FAILED, "da");
+        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        CompletableFuture<DeadLetterPage> page;
+        try (DeadLetterAccess.Scan alone = endpoint.scanAlone()) {
+            assertNotNull(alone.next());
+            assertThrows(OnceOnlyException.class, endpoint::scanAlone, "a second read alone is refused at once");
+            page = CompletableFuture.supplyAsync(() -> operations.list(DeadLetterFilter.ALL, 0, 10));
+            await("the read waiting to register", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+            assertFalse(page.isDone(), "it waits while the read alone runs");
+        }
+        assertEquals(1, page.get(LIMIT.toSeconds(), TimeUnit.SECONDS).letters().size(), "then reads everything");
+    }
+
+    /** Ledger rows by key digest and time, deleted as the ledger's purge deletes them. */
+    static final class Rows implements Ledger {
+        private final Map<String, Instant> rows = new ConcurrentHashMap<>();
+        private final AtomicInteger runs = new AtomicInteger();
+
+        Rows(Map<String, Instant> rows) {
+            this.rows.putAll(rows);
+        }
+
+        boolean has(String key) {
+            return rows.containsKey(key);
+        }
+
+        int runs() {
+            return runs.get();
+        }
+
+        @Override
+        public LedgerDecision insert(String key, String consumer, String bodyHash) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void checkReady() {
+        }
+
+        @Override
+        public long purge(Instant olderThan, int batchSize) {
+            int before = rows.size();
+            rows.values().removeIf(t -> t.isBefore(olderThan));
+            runs.incrementAndGet();
+            return before - rows.size();
+        }
     }
 }
