@@ -161,7 +161,7 @@ final class BatchCall<T> implements TransactionRunner.Work<T>, TransactionRunner
      *
      * @return what comes next
      */
-    Ending ended(T result, Exception thrown, List<Decision<T>> decisions) {
+    Ending ended(T result, Throwable thrown, List<Decision<T>> decisions) {
         boolean pending;
         boolean wasCommitted;
         synchronized (this) {
