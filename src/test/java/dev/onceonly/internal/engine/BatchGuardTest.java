@@ -1,42 +1,22 @@
 package dev.onceonly.internal.engine;
 
-import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
-import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.internal.jta.JtaTransactionRunner;
 import dev.onceonly.internal.ledger.jpa.JpaLedger;
-import dev.onceonly.internal.ledger.jpa.LedgerSchema;
-import dev.onceonly.internal.ledger.jpa.ProcessedMessage;
 import dev.onceonly.internal.memory.InMemoryClaimStore;
 import dev.onceonly.internal.support.CurrentKey;
-import dev.onceonly.spi.BatchClaimStore;
-import dev.onceonly.spi.ClaimResult;
 import dev.onceonly.spi.ClaimState;
-import dev.onceonly.spi.ClaimStore;
-import dev.onceonly.spi.ClaimStoreException;
-import dev.onceonly.spi.Dispatch;
-import dev.onceonly.spi.GuardListener;
-import dev.onceonly.spi.HolderResult;
-import dev.onceonly.spi.Ledger;
 import dev.onceonly.testing.LocalJta;
 import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -50,27 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ended, and what was left behind: the claims, the ledger rows, the business rows (each message's
  * effect exactly once).
  */
-class BatchGuardTest extends LedgerOnEngineTest {
-
-    private final List<GuardEvent> outcomes = new CopyOnWriteArrayList<>();
-    private final AtomicInteger leasesLost = new AtomicInteger();
-    private final GuardListener listener = new GuardListener() {
-        @Override
-        public void onOutcome(GuardEvent e) {
-            outcomes.add(e);
-        }
-
-        @Override
-        public void onLeaseLost(String c) {
-            leasesLost.incrementAndGet();
-        }
-    };
-    private final CountingStore store = new CountingStore(new InMemoryClaimStore(10_000, clock));
-    private final JpaLedger ledger = new JpaLedger("oo:", LedgerSchema.Part.LEDGER.shipped(), () -> em, jta, clock);
-    private final String consumer = "batch-" + UUID.randomUUID().toString().substring(0, 8);
-    private final ConsumerSettings settings = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), true);
-    /** The positions each handler call was given, in call order. */
-    private final List<List<Integer>> calls = new CopyOnWriteArrayList<>();
+class BatchGuardTest extends BatchGuardTestBase {
 
     @Test
     void newMessagesAreClaimedInOneRoundTripAndHandledInOneTransaction() throws Exception {
@@ -126,27 +86,6 @@ class BatchGuardTest extends LedgerOnEngineTest {
         }
     }
 
-    /**
-     * The batch of marks landed but its reply was lost: the retry finds each key done with its own
-     * fingerprint, which is this batch's mark, not a lost lease (as a retried single completion).
-     */
-    @Test
-    void withoutTheLedgerABatchOfMarksThatLandedBeforeItFailedIsNotALostLease() throws Exception {
-        List<RecordingDispatch> batch = dispatches("l1", "l2", "l3");
-        GuardEngine engine = engine(store, ledger);
-        ConsumerSettings noLedger = Settings.withLedger(Settings.defaults(consumer, KeyStrategy.CONTENT), false);
-        store.failCompleteAllAfterApplying = true;
-
-        List<Decision<String>> decisions = engine.guardAll(noLedger, batch, handler(engine, List.of(), batch));
-
-        assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.PROCESSED), outcomesOf(decisions));
-        assertEquals(0, leasesLost.get(), "its own mark is not a lost lease");
-        assertEquals(0, engine.inFlight(), "each mark settled before the decisions return");
-        for (RecordingDispatch d : batch) {
-            assertEquals(ClaimState.DONE, claimState(keyOf(d)));
-        }
-    }
-
     @Test
     void duplicatesAndARepeatedKeyAreDecidedWithoutTheHandler() throws Exception {
         GuardEngine engine = engine(store, ledger);
@@ -187,61 +126,6 @@ class BatchGuardTest extends LedgerOnEngineTest {
             assertEquals(i != 5, ledgerRow(key.storeKey()).isPresent());
         }
         assertEquals(8, outcomes.size(), "each message reported once");
-    }
-
-    /**
-     * An {@code Error} of the handler (a deep payload's {@code StackOverflowError}, an
-     * {@code AssertionError}) is a handler failure like any other: the batch rolls back, is split
-     * down to the message that throws it, which is decided {@code FAILED} with its own error (an
-     * attempt spent), and the others commit once. Nothing stays held: no claim, no call in flight,
-     * so a stop does not wait.
-     */
-    @Test
-    void aHandlerErrorIsSplitDownToItsMessageAndNothingStaysHeld() throws Exception {
-        List<RecordingDispatch> batch = dispatches("e0", "e1", "e2", "e3");
-        GuardEngine engine = engine(store, ledger);
-
-        List<Decision<String>> decisions = engine.guardAll(settings, batch,
-                handler(List.of(2), batch, () -> new StackOverflowError("deep payload")));
-        awaitFinished(engine);
-
-        assertEquals(List.of(Outcome.PROCESSED, Outcome.PROCESSED, Outcome.FAILED, Outcome.PROCESSED), outcomesOf(decisions));
-        Throwable failure = decisions.get(2).failure();
-        assertTrue(failure instanceof StackOverflowError, "the message's own error goes with its decision");
-        assertTrue(decisions.get(2).event().retryable(), "an attempt spent, retried as any failure");
-        assertEquals(List.of(List.of(0, 1, 2, 3), List.of(0, 1), List.of(2, 3), List.of(2), List.of(3)), calls);
-        for (int i = 0; i < batch.size(); i++) {
-            assertEquals(i == 2 ? ClaimState.ACQUIRED : ClaimState.DONE, claimState(keyOf(batch.get(i))), "message " + i + "'s claim");
-            assertEquals(i == 2 ? 0 : 1, businessRows(batch.get(i)), "message " + i + "'s effect");
-        }
-        assertEquals(4, outcomes.size(), "each message reported once");
-        assertEquals(0, engine.close(Duration.ZERO), "nothing left for a stop to wait for");
-    }
-
-    /** An {@code Error} in a caller's transaction leaves each decision pending on it with the error, and its rollback releases every claim. */
-    @Test
-    void aHandlerErrorInTheCallersTransactionIsPendingAndItsRollbackReleasesEveryClaim() throws Exception {
-        List<RecordingDispatch> batch = dispatches("c0", "c1");
-        GuardEngine engine = engine(store, ledger);
-
-        jta.begin();
-        List<Decision<String>> decisions;
-        try {
-            decisions = engine.guardAll(settings, batch, handler(List.of(1), batch, () -> new AssertionError("invariant")));
-        } finally {
-            jta.rollback();
-        }
-        awaitFinished(engine);
-
-        for (Decision<String> d : decisions) {
-            assertTrue(d.pending(), "left to the caller's transaction");
-            Throwable failure = d.failure();
-            assertTrue(failure instanceof AssertionError, "the error goes with the decision");
-        }
-        assertEquals(List.of(Outcome.FAILED, Outcome.FAILED), outcomes.stream().map(GuardEvent::outcome).toList());
-        for (RecordingDispatch d : batch) {
-            assertEquals(ClaimState.ACQUIRED, claimState(keyOf(d)), "released");
-        }
     }
 
     @Test
@@ -285,38 +169,6 @@ class BatchGuardTest extends LedgerOnEngineTest {
         }
     }
 
-    /**
-     * Without the ledger, a message whose claim another holder took over before the commit is
-     * refused {@code RETRY} (requeued, not an attempt), as alone: it does not run its handler again
-     * while the other holder runs it. The others run again together and commit.
-     */
-    @Test
-    void aMessageWhoseClaimWasTakenOverDoesNotRunAgainAlone() throws Exception {
-        ConsumerSettings noLedger = Settings.withLease(Settings.withLedger(settings, false), Duration.ofMinutes(1));
-        List<RecordingDispatch> batch = dispatches("t0", "t1", "t2");
-        MessageKey stolen = keyOf(batch.get(1));
-        GuardEngine engine = engine(store, null);
-        BatchWork<String> handler = handler(engine, List.of(), batch);
-
-        List<Decision<String>> decisions = engine.guardAll(noLedger, batch, positions -> {
-            if (calls.isEmpty()) {
-                // A pause past the lease: every claim lapsed, and another holder took message 1's.
-                clock.advance(Duration.ofMinutes(2));
-                assertEquals(ClaimState.ACQUIRED, store.claim(stolen.storeKey(), "thief", stolen.fingerprint(),
-                        Duration.ofMinutes(10)).state());
-            }
-            return handler.call(positions);
-        });
-        awaitFinished(engine);
-
-        assertEquals(List.of(Outcome.PROCESSED, Outcome.RETRY, Outcome.PROCESSED), outcomesOf(decisions));
-        assertEquals(Layer.CLAIM_STORE, decisions.get(1).event().layer());
-        assertEquals(List.of(List.of(0, 1, 2), List.of(0, 2)), calls, "message 1 never ran without its claim");
-        assertEquals(ClaimState.IN_PROGRESS, claimState(stolen), "still the other holder's");
-        assertEquals(0, businessRows(batch.get(1)));
-        assertEquals(1, businessRows(batch.get(0)));
-    }
-
     @Test
     void aFailedStoreRefusesEveryMessageUnderReject() throws Exception {
         store.down = true;
@@ -349,195 +201,5 @@ class BatchGuardTest extends LedgerOnEngineTest {
         }
         awaitFinished(engine);
         assertEquals(List.of("null"), seen);
-    }
-
-    // ---- helpers ----
-
-    private GuardEngine engine(ClaimStore claimStore, Ledger l) {
-        return new GuardEngine(claimStore, transactions, l, scheduler, listener, new KeyDeriver("oo:"));
-    }
-
-    /** A handler writing one business row per message it is given; it throws when given a position in {@code poison}. */
-    private BatchWork<String> handler(GuardEngine engine, List<Integer> poison, List<RecordingDispatch> batch) {
-        return handler(poison, batch, Poison::new);
-    }
-
-    /** As above, throwing what {@code failure} makes: an exception or an error. */
-    private BatchWork<String> handler(List<Integer> poison, List<RecordingDispatch> batch, Supplier<? extends Throwable> failure) {
-        return positions -> {
-            calls.add(List.copyOf(positions));
-            for (int p : positions) {
-                em.persist(new ProcessedMessage(businessKey(batch.get(p)) + ":" + UUID.randomUUID(), consumer,
-                        "0".repeat(64), Instant.now()));
-            }
-            em.flush();
-            if (positions.stream().anyMatch(poison::contains)) {
-                Throwable t = failure.get();
-                if (t instanceof Error e) {
-                    throw e;
-                }
-                throw (Exception) t;
-            }
-            return "ran";
-        };
-    }
-
-    private static final class Poison extends RuntimeException {
-        Poison() {
-            super("poison message");
-        }
-    }
-
-    private static List<Outcome> outcomesOf(List<? extends Decision<?>> decisions) {
-        return decisions.stream().map(Decision::outcome).toList();
-    }
-
-    private List<RecordingDispatch> dispatches(String... bodies) {
-        List<RecordingDispatch> all = new ArrayList<>();
-        for (String b : bodies) {
-            all.add(dispatch(b));
-        }
-        return all;
-    }
-
-    private RecordingDispatch dispatch(String body) {
-        return new RecordingDispatch(MessageView.of("orders", "order.placed", null, Map.of(),
-                (consumer + ":" + body).getBytes(StandardCharsets.UTF_8)), true);
-    }
-
-    private MessageKey keyOf(Dispatch d) {
-        return new KeyDeriver("oo:").derive(settings, d.message(), null);
-    }
-
-    private String businessKey(Dispatch d) {
-        return "business:" + new String(d.message().body(), StandardCharsets.UTF_8);
-    }
-
-    /** How many business rows the message's handler runs committed. */
-    private long businessRows(Dispatch d) {
-        return jta.call(() -> em.createQuery("select count(p) from ProcessedMessage p where p.msgId like :k", Long.class)
-                .setParameter("k", businessKey(d) + ":%").getSingleResult());
-    }
-
-    private static Optional<ProcessedMessage> ledgerRow(String key) {
-        return Optional.ofNullable(jta.call(() -> em.find(ProcessedMessage.class, key)));
-    }
-
-    private ClaimState claimState(MessageKey key) {
-        ClaimState state = store.claim(key.storeKey(), "probe", key.fingerprint(), Duration.ofSeconds(1)).state();
-        if (state == ClaimState.ACQUIRED) {
-            store.release(key.storeKey(), "probe");
-        }
-        return state;
-    }
-
-    private static void awaitFinished(GuardEngine engine) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (engine.inFlight() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(1);
-        }
-        assertEquals(0, engine.inFlight(), "every guarded call finished, its done marker written");
-    }
-
-    /** The in-memory store's batches (a loop), counting claim round trips and extends; {@link #down} fails every call. */
-    private static final class CountingStore implements BatchClaimStore {
-        final AtomicInteger claimBatches = new AtomicInteger();
-        final AtomicInteger singleClaims = new AtomicInteger();
-        final AtomicInteger completeBatches = new AtomicInteger();
-        final AtomicInteger singleCompletes = new AtomicInteger();
-        final AtomicInteger extends_ = new AtomicInteger();
-        volatile boolean down;
-        volatile boolean failCompleteAll;
-        /** The batch of completions is applied, then its reply lost. */
-        volatile boolean failCompleteAllAfterApplying;
-        private final BatchClaimStore inner;
-
-        CountingStore(ClaimStore store) {
-            this.inner = BatchClaimStore.inProcess(store);
-        }
-
-        private void check() {
-            if (down) {
-                throw new ClaimStoreException("counting", "any", new java.io.IOException("connection refused"));
-            }
-        }
-
-        @Override
-        public List<ClaimResult> claimAll(List<ClaimRequest> requests) {
-            check();
-            claimBatches.incrementAndGet();
-            return inner.claimAll(requests);
-        }
-
-        @Override
-        public List<HolderResult> completeAll(List<CompleteRequest> requests) {
-            check();
-            completeBatches.incrementAndGet();
-            if (failCompleteAll) {
-                throw new ClaimStoreException("counting", "completeAll", new java.io.IOException("connection reset"));
-            }
-            List<HolderResult> results = inner.completeAll(requests);
-            if (failCompleteAllAfterApplying) {
-                throw new ClaimStoreException("counting", "completeAll", new java.io.IOException("reply lost"));
-            }
-            return results;
-        }
-
-        @Override
-        public Answers completeThenClaim(List<CompleteRequest> completions, List<ClaimRequest> claims) {
-            check();
-            if (!claims.isEmpty()) {
-                claimBatches.incrementAndGet();
-            }
-            return inner.completeThenClaim(completions, claims);
-        }
-
-        @Override
-        public boolean completesWithClaims() {
-            return true;
-        }
-
-        @Override
-        public ClaimResult claim(String key, String token, String fingerprint, Duration lease) {
-            check();
-            if (!"probe".equals(token)) {
-                singleClaims.incrementAndGet();
-            }
-            return inner.claim(key, token, fingerprint, lease);
-        }
-
-        @Override
-        public HolderResult complete(String key, String token, String fingerprint, Duration retention) {
-            check();
-            singleCompletes.incrementAndGet();
-            return inner.complete(key, token, fingerprint, retention);
-        }
-
-        @Override
-        public HolderResult release(String key, String token) {
-            check();
-            return inner.release(key, token);
-        }
-
-        @Override
-        public HolderResult extend(String key, String token, Duration lease) {
-            check();
-            extends_.incrementAndGet();
-            return inner.extend(key, token, lease);
-        }
-
-        @Override
-        public String name() {
-            return "counting";
-        }
-
-        @Override
-        public Optional<String> problem() {
-            return Optional.empty();
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }
