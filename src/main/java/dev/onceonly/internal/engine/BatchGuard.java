@@ -33,10 +33,10 @@ import java.util.Set;
  *       is decided alone, on the single message's path; one whose claim was lost never runs again
  *       (another holder may be running it): it is refused {@code RETRY}, as alone when its commit
  *       is refused.</li>
- *   <li>A handler failure (an exception or an {@link Error}, or a failed commit) rolls the batch back and splits it in halves, each
- *       run in a transaction of its own, down to single messages, which are decided as alone: a
- *       poison message gets its own {@code FAILED} (its retries, its dead letter), the others
- *       commit once.</li>
+ *   <li>A handler failure (an exception or an {@link Error}, or a failed commit) rolls the batch
+ *       back and splits it in halves, each run in a transaction of its own, down to single
+ *       messages, which are decided as alone: a poison message gets its own {@code FAILED} (its
+ *       retries, its dead letter), the others commit once.</li>
  * </ol>
  * Every claim stays held, its lease renewed, across the reruns, and is finalised once.
  */
