@@ -22,6 +22,17 @@ public interface TransactionRunner {
     <T> T run(Work<T> work, Completion completion) throws Exception;
 
     /**
+     * {@return the identity of the transaction current on the calling thread (equal for the same
+     * transaction, as JTA's {@code TransactionSynchronizationRegistry.getTransactionKey()}), or
+     * {@code null} when the runner cannot tell; called inside {@link Work#call}} The guard ties a
+     * batch's outbox sends to the batch's own transaction with it: a send from a transaction the
+     * handler started apart ({@code REQUIRES_NEW}) commits even when the batch runs again.
+     */
+    default Object currentTransaction() {
+        return null;
+    }
+
+    /**
      * Guarded work: ledger insert then the business method.
      *
      * @param <T> what the work returns

@@ -112,6 +112,19 @@ final class SimInstance {
         return !owner.dead;
     }
 
+    /**
+     * After a guard returned: an instance that died meanwhile goes no further. The guard takes an
+     * {@code Error} of the handler as its failure (a decision, not a throw), the simulated crash
+     * among them; in life nothing of a dead process runs on to hand that decision to its deliveries.
+     *
+     * @throws SimLoop.Crash when this instance died
+     */
+    void goOnOnlyIfAlive() {
+        if (owner.dead) {
+            throw new SimLoop.Crash(owner);
+        }
+    }
+
     boolean stopping() {
         return stopping;
     }
@@ -205,6 +218,7 @@ final class SimInstance {
             if (world.mode.guarded()) {
                 Decision<Object> decision = engine.guard(settings, d, null,
                         world.results != null ? world.results.keeping(() -> work(d)) : () -> work(d));
+                goOnOnlyIfAlive();
                 if (world.results != null && decision.outcome() == Outcome.DUPLICATE) {
                     world.results.duplicate(keys.derive(settings, d.message(), null).storeKey());
                 }
@@ -252,6 +266,7 @@ final class SimInstance {
                     }
                     return null;
                 });
+                goOnOnlyIfAlive();
                 for (int i = 0; i < batch.size(); i++) {
                     Decision<Object> decision = decisions.get(i);
                     Dispatch d = batch.get(i);

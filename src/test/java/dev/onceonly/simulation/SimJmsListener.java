@@ -154,6 +154,7 @@ final class SimJmsListener {
             world.jms.processedOn.computeIfAbsent(d.msg().logicalId, k -> new java.util.ArrayList<>()).add(instance.owner);
             return instance.work(dispatch);
         });
+        instance.goOnOnlyIfAlive();
         // Pending or final: a refusal or a ledger DUPLICATE in the listener's transaction is known at return.
         GuardEvent event = decision.event();
         if (event.outcome() == Outcome.BUSY || event.outcome() == Outcome.RETRY) {

@@ -225,6 +225,12 @@ public final class LocalJta implements UserTransaction, TransactionSynchronizati
             for (Synchronization s : tx.synchronizations) {
                 s.beforeCompletion();
             }
+            // As JTA: a synchronization that marked it rollback-only in beforeCompletion (the guard's
+            // check before the commit) makes the commit roll back.
+            if (tx.rollbackOnly()) {
+                end(tx, false);
+                throw new RollbackException("transaction was marked rollback-only before completion");
+            }
             tx.em.getTransaction().commit();
         } catch (RuntimeException e) {
             failure = e;

@@ -133,7 +133,7 @@ public class IdempotentMessageInterceptor {
             ctx.setParameters(method.withPayloads(args, payloads, positions));
             return ctx.proceed();
         });
-        Exception thrown = null;
+        Throwable thrown = null;
         for (int i = 0; i < decisions.size(); i++) {
             Decision<Object> decision = decisions.get(i);
             Dispatch dispatch = posted.get(i);
@@ -149,7 +149,7 @@ public class IdempotentMessageInterceptor {
             }
         }
         if (thrown != null) {
-            throw thrown;
+            throw Decision.rethrown(thrown);
         }
         return method.skippedResult();
     }

@@ -90,8 +90,9 @@ final class BatchCall<T> implements TransactionRunner.Work<T>, TransactionRunner
             positions.add(e.position);
         }
         long h0 = System.nanoTime();
-        // No single message's key: not even the key of a guarded handler this batch runs inside.
-        try (CurrentKey.Scope ignored = CurrentKey.enter(null, 0)) {
+        // No single message's key: not even the key of a guarded handler this batch runs inside. Its
+        // transaction, so that the outbox refuses a send apart from it that would have a new id each run.
+        try (CurrentKey.Scope ignored = CurrentKey.enterBatch(engine.transactions.currentTransaction())) {
             return handler.call(positions);
         } finally {
             handlerNanos = System.nanoTime() - h0;
@@ -161,7 +162,7 @@ final class BatchCall<T> implements TransactionRunner.Work<T>, TransactionRunner
      *
      * @return what comes next
      */
-    Ending ended(T result, Exception thrown, List<Decision<T>> decisions) {
+    Ending ended(T result, Throwable thrown, List<Decision<T>> decisions) {
         boolean pending;
         boolean wasCommitted;
         synchronized (this) {

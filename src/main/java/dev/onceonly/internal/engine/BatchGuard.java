@@ -29,12 +29,14 @@ import java.util.Set;
  *       their done marks are then queued together (ledger on, written in one round trip after the
  *       acknowledgement) or written one by one.</li>
  *   <li>A message the batch cannot decide for itself (its ledger row refused, its claim lost before
- *       the commit) rolls the batch back and is decided alone, on the single message's path; the
- *       others run again together.</li>
- *   <li>A handler failure (or a failed commit) rolls the batch back and splits it in halves, each
- *       run in a transaction of its own, down to single messages, which are decided as alone: a
- *       poison message gets its own {@code FAILED} (its retries, its dead letter), the others
- *       commit once.</li>
+ *       the commit) rolls the batch back; the others run again together. One refused by the ledger
+ *       is decided alone, on the single message's path; one whose claim was lost never runs again
+ *       (another holder may be running it): it is refused {@code RETRY}, as alone when its commit
+ *       is refused.</li>
+ *   <li>A handler failure (an exception or an {@link Error}, or a failed commit) rolls the batch
+ *       back and splits it in halves, each run in a transaction of its own, down to single
+ *       messages, which are decided as alone: a poison message gets its own {@code FAILED} (its
+ *       retries, its dead letter), the others commit once.</li>
  * </ol>
  * Every claim stays held, its lease renewed, across the reruns, and is finalised once.
  */
@@ -129,9 +131,21 @@ final class BatchGuard {
         return acquired;
     }
 
-    /** Runs {@code elements} together, and decides each (see the class contract). */
-    private <T> void run(ConsumerSettings s, List<Element> elements, BatchWork<T> handler, long start,
+    /**
+     * Runs {@code elements} together, and decides each (see the class contract). A message whose
+     * claim was found lost (taken over before a commit, or by a renewal) does not run again: another
+     * holder may be running it. It is refused {@code RETRY}, as alone when its commit is refused.
+     */
+    private <T> void run(ConsumerSettings s, List<Element> all, BatchWork<T> handler, long start,
                          List<Decision<T>> decisions) {
+        List<Element> elements = new ArrayList<>(all.size());
+        for (Element e : all) {
+            if (e.held != null && e.held.lost()) {
+                decisions.set(e.position, notRunWithoutClaim(s, e, start));
+            } else {
+                elements.add(e);
+            }
+        }
         if (elements.isEmpty()) {
             return;
         }
@@ -143,10 +157,12 @@ final class BatchGuard {
         }
         BatchCall<T> call = new BatchCall<>(engine, s, elements, handler, start);
         T result = null;
-        Exception thrown = null;
+        Throwable thrown = null;
         try {
             result = engine.transactions.run(call, call);
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
+            // An Error is a handler failure like any other: split down to its message, whose decision
+            // carries it. Not caught, it left every claim of the batch held and renewed for good.
             thrown = e;
         }
         switch (call.ended(result, thrown, decisions)) {
@@ -165,6 +181,14 @@ final class BatchGuard {
                 run(s, elements.subList(half, elements.size()), handler, start, decisions);
             }
         }
+    }
+
+    /** A message whose claim was lost: released if still ours after all, and refused {@code RETRY} (not an attempt). */
+    private <T> Decision<T> notRunWithoutClaim(ConsumerSettings s, Element e, long start) {
+        e.held.letGo();
+        engine.finaliser.release(e.held);
+        return engine.refuse(s, Outcome.RETRY, Layer.CLAIM_STORE, e.key.digest(),
+                "the claim was lost before the batch ran the message again", start, null);
     }
 
     /** After a failed {@link BatchClaimStore#claimAll}: a key it took anyway is ours, and nobody would use it. */

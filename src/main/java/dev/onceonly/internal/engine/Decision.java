@@ -25,9 +25,10 @@ public final class Decision<T> {
     private final GuardEvent event;
     private final boolean pending;
     private final T result;
-    private final Exception thrown;
+    /** An {@link Exception} or an {@link Error}: the guard catches nothing else. */
+    private final Throwable thrown;
 
-    private Decision(GuardEvent event, boolean pending, T result, Exception thrown) {
+    private Decision(GuardEvent event, boolean pending, T result, Throwable thrown) {
         this.event = Objects.requireNonNull(event, "event");
         this.pending = pending;
         this.result = result;
@@ -35,12 +36,12 @@ public final class Decision<T> {
     }
 
     /** A final decision; {@code thrown} is what the call throws, {@code null} when it returns {@code result}. */
-    static <T> Decision<T> of(GuardEvent event, T result, Exception thrown) {
+    static <T> Decision<T> of(GuardEvent event, T result, Throwable thrown) {
         return new Decision<>(event, false, result, thrown);
     }
 
     /** A decision made before the caller's transaction completed; {@code known} is what was known at return. */
-    static <T> Decision<T> pending(GuardEvent known, T result, Exception thrown) {
+    static <T> Decision<T> pending(GuardEvent known, T result, Throwable thrown) {
         return new Decision<>(known, true, result, thrown);
     }
 
@@ -63,10 +64,12 @@ public final class Decision<T> {
     }
 
     /**
-     * {@return what the call throws: the handler's (or the commit's) exception for {@code FAILED}, a
-     * refusal's exception; {@code null} when it returns}
+     * {@return what the call throws: the handler's (or the commit's) exception for {@code FAILED},
+     * or the {@link Error} it threw (a {@code StackOverflowError}, an {@code AssertionError}: a
+     * failure like any other, decided and reported, not thrown through the guard); a refusal's
+     * exception; {@code null} when it returns}
      */
-    public Exception failure() {
+    public Throwable failure() {
         return thrown;
     }
 
@@ -95,17 +98,31 @@ public final class Decision<T> {
     /**
      * The decision as a method call's result, the way a caller with no other channel gets it: the
      * handler's result for {@code PROCESSED}, {@code null} for a {@code DUPLICATE} skipped, and
-     * otherwise a throw — the handler's (or the commit's) exception for {@code FAILED}, a
-     * {@link MessageRefusedException} for a refusal.
+     * otherwise a throw — the handler's (or the commit's) exception or error for {@code FAILED},
+     * a {@link MessageRefusedException} for a refusal.
      *
      * @return the handler's result, or {@code null} for a duplicate
      * @throws Exception as above
      */
     public T resultOrThrow() throws Exception {
         if (thrown != null) {
-            throw thrown;
+            throw rethrown(thrown);
         }
         return result;
+    }
+
+    /**
+     * For a caller that throws a decision's {@link #failure()} from a method that declares
+     * {@code Exception}: throws it when it is an {@link Error}.
+     *
+     * @param failure an exception or an error, as {@link #failure()} returns
+     * @return {@code failure}, to be thrown, when it is an exception
+     */
+    public static Exception rethrown(Throwable failure) {
+        if (failure instanceof Error e) {
+            throw e;
+        }
+        return (Exception) failure;
     }
 
     @Override

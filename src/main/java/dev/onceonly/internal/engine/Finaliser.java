@@ -89,8 +89,18 @@ final class Finaliser {
             doneWriter.add(new DeferredMark(claim));
             return;
         }
+        completeNow(claim, false);
+    }
+
+    /**
+     * Marks the key done now; a store failure leaves it to the {@link CompletionRetries}.
+     *
+     * @param retried after a mark that failed but may have landed: the key found done with this
+     *                message's fingerprint is then that mark's, not a lost lease
+     */
+    private void completeNow(HeldClaim claim, boolean retried) {
         try {
-            claim.answered("complete", claim.completeOrTakeAgain(false));
+            claim.answered("complete", claim.completeOrTakeAgain(retried));
         } catch (ClaimStoreException e) {
             listener.onStoreError(claim.settings.consumer(), "complete");
             completionRetries.retryLater(claim, e);
@@ -113,7 +123,9 @@ final class Finaliser {
             results = doneWriter.completeAll(claims.stream().map(HeldClaim::completeRequest).toList());
         } catch (ClaimStoreException e) {
             listener.onStoreError(claims.get(0).settings.consumer(), "complete");
-            claims.forEach(c -> complete(c, false));
+            // Any of the marks may have landed before the failure (BatchClaimStore#completeAll): each
+            // goes on alone as a retried completion does, which takes its own landed mark as done.
+            claims.forEach(c -> completeNow(c, true));
             return;
         }
         for (int i = 0; i < claims.size(); i++) {

@@ -281,10 +281,12 @@ public final class GuardEngine implements ClaimStoreControl {
                              TransactionRunner.Work<T> handler) {
         GuardedCall<T> call = new GuardedCall<>(calls, settings, key, held, System.nanoTime() - start, handler);
         T result = null;
-        Exception thrown = null;
+        Throwable thrown = null;
         try {
             result = transactions.run(call, call);
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
+            // An Error too (a deep payload's StackOverflowError): the call completed with it as its
+            // failure, its claim released; it is the decision's, not thrown through the guard.
             thrown = e;
         }
         return call.decision(result, thrown);

@@ -191,8 +191,8 @@ final class GuardedCall<T> implements TransactionRunner.Work<T>, TransactionRunn
      * The call's decision once the runner returned {@code result} or threw {@code thrown}: final when
      * the transaction completed, else pending on the caller's transaction (see {@link Decision}).
      */
-    Decision<T> decision(T result, Exception thrown) {
-        Exception raised = thrown instanceof LedgerRefusal ? ledgerRefusal()
+    Decision<T> decision(T result, Throwable thrown) {
+        Throwable raised = thrown instanceof LedgerRefusal ? ledgerRefusal()
                 // Rolled back because the claim was no longer ours: the message comes again, not an attempt.
                 : thrown != null && commitRefused != null
                 ? new MessageRefusedException(Outcome.RETRY, settings.consumer(), key.digest(), commitRefused, thrown)

@@ -105,6 +105,14 @@ final class HeldClaim implements LeaseSweep.Lease {
         }
     }
 
+    /**
+     * {@return whether the claim was found not ours any more (a renewal, the check before a commit):
+     * work not started yet must not start on it}
+     */
+    boolean lost() {
+        return leaseLost;
+    }
+
     private String refuseCommit(String reason) {
         reportLost();
         LogId.ONCE0104W.log(settings.consumer(), key.digest(), elapsedMillis(), reason);

@@ -149,12 +149,15 @@ public final class JmsRefusals {
      *
      * @param view    the delivery whose handler failed
      * @param decided the guard's decision as known when the handler returned (consumer, key digest)
-     * @param failure what the guarded call threw
+     * @param failure what the guarded call threw: an exception or an error
      * @throws Exception {@code failure}, when there is no transaction to mark rollback-only
      */
-    public void failed(JmsMessageView view, GuardEvent decided, Exception failure) throws Exception {
+    public void failed(JmsMessageView view, GuardEvent decided, Throwable failure) throws Exception {
         if (!transaction.markRollbackOnly()) {
-            throw failure;
+            if (failure instanceof Error e) {
+                throw e;
+            }
+            throw (Exception) failure;
         }
         Object[] line = {decided.consumer(), view.attempt(), decided.keyDigest(), innermostClass(failure)};
         if (traced.add(decided.consumer() + " " + decided.keyDigest())) {

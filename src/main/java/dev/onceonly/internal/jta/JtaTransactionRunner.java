@@ -78,6 +78,11 @@ public final class JtaTransactionRunner implements TransactionRunner {
         return result;
     }
 
+    @Override
+    public Object currentTransaction() {
+        return registry.getTransactionKey();
+    }
+
     private void rollback(Throwable cause) {
         try {
             userTransaction.rollback();

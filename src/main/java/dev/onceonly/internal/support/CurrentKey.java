@@ -59,9 +59,38 @@ public final class CurrentKey {
      * @return the scope that restores the previous key and its count
      */
     public static Scope enter(String key, long fence) {
-        Run run = new Run(key, fence, RUN.get());
+        return enter(key, fence, null);
+    }
+
+    /**
+     * Makes a batch's handler run current until the returned scope closes: it has no key (see
+     * {@link #enter}), and runs in {@code transaction}.
+     *
+     * @param transaction the identity of the batch's own transaction, or {@code null} when unknown
+     * @return the scope that restores the previous key and its count
+     */
+    public static Scope enterBatch(Object transaction) {
+        return enter(null, 0, transaction);
+    }
+
+    private static Scope enter(String key, long fence, Object transaction) {
+        Run run = new Run(key, fence, transaction, RUN.get());
         RUN.set(run);
         return run;
+    }
+
+    /**
+     * Whether a batch's handler runs on this thread and {@code transaction} is not the batch's own
+     * (a {@code REQUIRES_NEW} one it started): what such a transaction sends commits apart from the
+     * batch, and each run of the batch (after a failure, in halves) sends it again, so it needs an
+     * id of its own that every run gives it. {@code false} when the batch's transaction is unknown.
+     *
+     * @param transaction the identity of the transaction current now
+     * @return whether a send in it is apart from the running batch's transaction
+     */
+    public static boolean apartFromTheBatch(Object transaction) {
+        Run run = RUN.get();
+        return run != null && run.key == null && run.transaction != null && !run.transaction.equals(transaction);
     }
 
     /** Restores the previous key. */
@@ -79,12 +108,15 @@ public final class CurrentKey {
     private static final class Run implements Scope {
         final String key;
         final long fence;
+        /** A batch's run: the identity of the batch's own transaction, or {@code null} when unknown; else {@code null}. */
+        final Object transaction;
         final Run previous;
         int sends;
 
-        Run(String key, long fence, Run previous) {
+        Run(String key, long fence, Object transaction, Run previous) {
             this.key = key;
             this.fence = fence;
+            this.transaction = transaction;
             this.previous = previous;
         }
 

@@ -84,6 +84,9 @@ class BatchInterceptorWeldTest {
             if (bodies.stream().anyMatch(b -> b.startsWith("poison"))) {
                 throw new IllegalStateException("poison in the batch");
             }
+            if (bodies.stream().anyMatch(b -> b.startsWith("error"))) {
+                throw new AssertionError("an error in the batch");
+            }
         }
     }
 
@@ -123,6 +126,31 @@ class BatchInterceptorWeldTest {
         bean.onBatch(new ArrayList<>(List.of("x" + run, "y" + run)));
         assertEquals(1, bean.calls().size(), "both duplicates: the method is not called");
         assertThrows(IllegalStateException.class, () -> bean.onBatch(new ArrayList<>(List.of("z" + run, "poison" + run))));
+    }
+
+    /**
+     * An {@code Error} of the method is split down to its message like any failure: each delivery
+     * gets its own decision (the error's with it) and nothing is thrown to the messaging runtime; a
+     * call no connector posted throws the error itself.
+     */
+    @Test
+    void anErrorOfTheMethodIsDecidedForItsMessageAndThrownOnlyToACallerWithoutDeliveries() {
+        String run = UUID.randomUUID().toString();
+        List<String> bodies = new ArrayList<>(List.of("a" + run, "error" + run));
+        List<RecordingDispatch> deliveries = bodies.stream().map(b -> new RecordingDispatch(message(b), true)).toList();
+        handover.postBatch(bodies, deliveries);
+
+        bean.onBatch(bodies);
+
+        assertEquals(List.of(bodies, bodies.subList(0, 1), bodies.subList(1, 2)), bean.calls());
+        assertEquals(List.of(Outcome.PROCESSED), deliveries.get(0).outcomes());
+        assertEquals(List.of(Outcome.FAILED), deliveries.get(1).outcomes());
+        assertTrue(deliveries.get(1).failures().get(0) instanceof AssertionError, "the error goes with the decision");
+
+        assertThrows(AssertionError.class, () -> bean.onBatch(new ArrayList<>(List.of("z" + run, "error-again" + run))));
+        bean.calls().clear();
+        bean.onBatch(new ArrayList<>(List.of("z" + run)));
+        assertEquals(List.of(), bean.calls(), "the message beside the error committed once");
     }
 
     // ---- the channel's batch attribute and the method must agree ----

@@ -38,6 +38,11 @@ abstract class LedgerOnEngineTest {
         private final JtaTransactionRunner jtaRunner = new JtaTransactionRunner(jta, jta);
 
         @Override
+        public Object currentTransaction() {
+            return jtaRunner.currentTransaction();
+        }
+
+        @Override
         public <T> T run(Work<T> work, Completion completion) throws Exception {
             return jtaRunner.run(work, new Completion() {
                 @Override

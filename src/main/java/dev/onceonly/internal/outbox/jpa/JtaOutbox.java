@@ -33,6 +33,11 @@ import java.util.function.Consumer;
  * transaction, both would be {@code /1}, and the second insert would wait on the same thread for the
  * first transaction's uncommitted row until the lock wait gave up).
  *
+ * <p>A batch's handler has no key: what it sends in the batch's own transaction gets a random id and
+ * commits with the batch, once. A send from a {@code REQUIRES_NEW} transaction it starts commits
+ * apart, and every run of the batch (after a failure, in halves) sends it again: without an id of
+ * its own it is refused, so the batch fails and its messages run alone, where each has its key.
+ *
  * <p>A send is one insert that writes nothing when its id (derived, or set by the message) is
  * already in the outbox ({@link OutboxStore#append}); only then is that row read. A row committed
  * with the same source, exchange, routing key, body, content type, correlation id and persistence
@@ -79,6 +84,12 @@ public final class JtaOutbox implements Outbox {
             throw new OnceOnlyException("Outbox.send needs an active JTA transaction (a guarded handler, or a method with "
                     + "@Transactional): the message commits with it; transaction status " + transactions.getTransactionStatus());
         }
+        if (message.messageId() == null && CurrentKey.apartFromTheBatch(transactions.getTransactionKey())) {
+            throw new OnceOnlyException("Outbox.send from a transaction a batch handler started apart from the batch's"
+                    + " (REQUIRES_NEW) needs the message's own id (OutboxMessage.withMessageId, say from the order it is"
+                    + " about): it commits even when the batch fails, and the batch's next run would send it again under a"
+                    + " new id. Sent once its message runs alone (under that message's key), or in the batch's own transaction");
+        }
         String key = CurrentKey.get();
         String id = message.messageId() != null ? message.messageId()
                 : key != null ? key + "/" + CurrentKey.nextSendNumber() : UUID.randomUUID().toString();
@@ -105,10 +116,16 @@ public final class JtaOutbox implements Outbox {
         return id;
     }
 
-    /** Whether the row in the table is {@code m} sent from {@code source}; headers aside (they carry a run's trace context). */
+    /**
+     * Whether the row in the table is {@code m} sent from {@code source}; headers aside (they carry a
+     * run's trace context). A source that is the message id itself was sent where no key was current
+     * (a batch's run): the same message sent by a batch and again by its message's run alone, after
+     * the batch failed, differs only there, and is the same message.
+     */
     private static boolean sameMessage(OutboxRecord row, String source, OutboxMessage m) {
         OutboxMessage stored = row.message();
-        return row.source().equals(source) && Objects.equals(stored.exchange(), m.exchange())
+        boolean sameSource = row.source().equals(source) || row.source().equals(row.messageId()) || source.equals(row.messageId());
+        return sameSource && Objects.equals(stored.exchange(), m.exchange())
                 && Objects.equals(stored.routingKey(), m.routingKey()) && Arrays.equals(stored.body(), m.body())
                 && Objects.equals(stored.contentType(), m.contentType())
                 && Objects.equals(stored.correlationId(), m.correlationId()) && stored.persistent() == m.persistent();

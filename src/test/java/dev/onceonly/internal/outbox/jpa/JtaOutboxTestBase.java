@@ -194,6 +194,26 @@ abstract class JtaOutboxTestBase {
     }
 
     /**
+     * A batch's run has no key: a send in the batch's own transaction gets a random id (it commits
+     * with the batch, once); one from a {@code REQUIRES_NEW} transaction commits apart, and every run
+     * of the batch would send it again under a new id, so it is refused unless it has its own id.
+     */
+    @Test
+    void aBatchRunRefusesARequiresNewSendWithoutItsOwnId() throws Exception {
+        List<String> ids = jta.inTransaction(() -> {
+            try (CurrentKey.Scope batch = CurrentKey.enterBatch(jta.getTransactionKey())) {
+                String own = outbox.send(message("in the batch's transaction"));
+                OnceOnlyException refused = assertThrows(OnceOnlyException.class,
+                        () -> requiresNew(() -> outbox.send(message("apart, no id"))));
+                assertTrue(refused.getMessage().contains("withMessageId"), refused.getMessage());
+                return List.of(own, requiresNew(() -> outbox.send(message("apart, own id").withMessageId("batch-own-1"))));
+            }
+        });
+        assertEquals(ids.get(0), UUID.fromString(ids.get(0)).toString(), "random in the batch's transaction");
+        assertEquals(Map.of(ids.get(0), "in the batch's transaction", "batch-own-1", "apart, own id"), rows());
+    }
+
+    /**
      * The handler's {@code REQUIRES_NEW} transaction committed {@code /2}, then the handler failed and
      * its own transaction rolled back. The retry sends {@code /2} again from a new {@code REQUIRES_NEW}
      * transaction: that message is already in the outbox, so the send writes nothing and returns its
