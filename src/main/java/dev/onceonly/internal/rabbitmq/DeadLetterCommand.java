@@ -166,7 +166,7 @@ public final class DeadLetterCommand {
             throw new IllegalArgumentException(incoming.isEmpty() ? "no incoming channel of the connector (--channel)"
                     : "several incoming channels: name one with --channel, of " + incoming.stream().map(CommandConfig.Channel::name).toList());
         }
-        IncomingSettings s = incoming.get(0).config().incoming();
+        IncomingSettings s = incoming.get(0).config().incomingWithoutSigning();
         DeadLetterEndpoint endpoint = new DeadLetterEndpoint(incoming.get(0).name(), s.deadLetterQueue(), s.confirmTimeout(), () -> {
             if (connection == null) {
                 connection = Connections.open(s.connection(), s.channel(), "dead-letters", Executors.defaultThreadFactory(), pool, () -> { });
