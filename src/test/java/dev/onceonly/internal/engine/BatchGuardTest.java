@@ -119,6 +119,30 @@ class BatchGuardTest extends LedgerOnEngineTest {
         }
     }
 
+    /**
+     * Issue 46, hole 10, in a batch: a body nested deeper than the JSON parser reads, on a consumer
+     * keyed by a JSON Pointer. The parser's plain RuntimeException went out of the whole batch's
+     * guard, and every message of the batch failed with it. It is REJECTED alone; the others run.
+     */
+    @Test
+    void aBodyTooDeepToParseIsRejectedAloneAndTheRestOfTheBatchRuns() throws Exception {
+        ConsumerSettings byPointer = Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/orderId");
+        String deep = "{\"orderId\":".repeat(5_000) + "1" + "}".repeat(5_000);
+        List<RecordingDispatch> batch = List.of(json("{\"orderId\":\"" + consumer + "-1\"}"), json(deep),
+                json("{\"orderId\":\"" + consumer + "-2\"}"));
+        GuardEngine engine = engine(store, ledger);
+
+        List<Decision<String>> decisions = engine.guardAll(byPointer, batch, handler(engine, List.of(), batch));
+        awaitFinished(engine);
+
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.REJECTED, Outcome.PROCESSED), outcomesOf(decisions));
+        assertEquals(List.of(List.of(0, 2)), calls, "the handler ran once, without the refused one");
+    }
+
+    private static RecordingDispatch json(String body) {
+        return new RecordingDispatch(MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), true);
+    }
+
     @Test
     void duplicatesAndARepeatedKeyAreDecidedWithoutTheHandler() throws Exception {
         GuardEngine engine = engine(store, ledger);
