@@ -46,6 +46,8 @@ class DeadLetterReplayIT {
     static final String EXCHANGE = NAMES + ".x";
     static final Duration LIMIT = Duration.ofSeconds(60);
     static final ServerLog LOG = ServerLog.of("onceonly-it");
+    /** The test application's copy-signing key (src/test/itapp's microprofile-config.properties). */
+    static final String ITAPP_SIGNING_KEY = "itapp-test-only-copy-signing-key-0123456789";
 
     static TestRabbit rabbit;
 
@@ -79,7 +81,8 @@ class DeadLetterReplayIT {
         // The dead letter as the connector made it then, signed with the channel's key (its time is
         // the only thing made up): only a signed dead letter holds the purge back.
         Map<String, Object> headers = SignedDeadLetters.signed(Map.of("channel-name", "it-replay-late", "queue.name",
-                        NAMES + ".replay-late", "host", "127.0.0.1", "username", "guest", "password", "guest"),
+                        NAMES + ".replay-late", "host", "127.0.0.1", "username", "guest", "password", "guest",
+                        "copy-signing-key", ITAPP_SIGNING_KEY),
                 Map.of(RabbitHeaders.DEAD_LETTER_ID, letterId, RabbitHeaders.DEAD_LETTERED_AT, nineDaysAgo.toEpochMilli(),
                         RabbitHeaders.OUTCOME, "FAILED", RabbitHeaders.REASON, "java.lang.IllegalStateException: the stock service is down",
                         RabbitHeaders.CONSUMER, "it-replay-late", RabbitHeaders.ATTEMPTS, 3, RabbitHeaders.ORIGINAL_EXCHANGE, EXCHANGE,

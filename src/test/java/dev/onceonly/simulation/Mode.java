@@ -130,8 +130,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     }
 
     /** The signing keys of a rotation by rolling restart (the three steps docs/configuration.md gives for copy-signing-previous-keys; the simulation takes the first two). */
-    static final String OLD_KEY = "simulation-signing-key";
-    static final String NEW_KEY = "simulation-signing-key-rotated";
+    static final String OLD_KEY = "simulation-copy-signing-key-0123";
+    static final String NEW_KEY = "simulation-copy-signing-key-rotated";
 
     /**
      * The channel's attributes on an instance at step {@code rotation} of the signing key's rotation:

@@ -84,7 +84,9 @@ final class ClaimAhead {
             MessageKey key;
             try {
                 key = keys.derive(settings, d.message(), null);
-            } catch (KeyRejectedException e) {
+            } catch (RuntimeException e) {
+                // Refused (or failed) in that delivery's own turn, with its reason: whatever a
+                // neighbour's bytes make key derivation throw never fails the message in front.
                 continue;
             }
             targets.add(d);

@@ -114,9 +114,15 @@ public final class KeyDeriver {
             return bodySha;
         }
         JsonPointers.Document json = parsed != null ? parsed : parse(body, "conflict-fields need a JSON body: ");
+        String canonical;
+        try {
+            canonical = json.canonical(s.conflictFields());
+        } catch (IllegalArgumentException e) {
+            throw new KeyRejectedException(e.getMessage());
+        }
         md.reset();
         md.update(FIELDS_TAG);
-        return md.digest(json.canonical(s.conflictFields()).getBytes(StandardCharsets.UTF_8));
+        return md.digest(canonical.getBytes(StandardCharsets.UTF_8));
     }
 
     /**

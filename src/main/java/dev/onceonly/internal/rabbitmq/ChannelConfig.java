@@ -79,7 +79,30 @@ final class ChannelConfig {
         }, p -> prefix + p.key());
     }
 
+    /**
+     * The incoming channel as the connector starts it.
+     *
+     * @throws dev.onceonly.api.InvalidConfigurationException naming the property, also when
+     *         {@code copy-signing-key} is missing or too short
+     */
     IncomingSettings incoming() {
+        return incoming(CopySignature.key(config, COPY_SIGNING_KEY));
+    }
+
+    /**
+     * The incoming channel as {@code bin/onceonly-topology} reads it: it declares, lists and
+     * deletes, but never signs or verifies anything, so it neither needs nor checks
+     * {@code copy-signing-key} (an operator does not have to hand it the application's secret).
+     * {@code bin/onceonly-dlq} does need the key: it believes only signed dead letters, and replays
+     * one as a signed copy.
+     *
+     * @return the settings, with no signing key
+     */
+    IncomingSettings incomingWithoutSigning() {
+        return incoming(null);
+    }
+
+    private IncomingSettings incoming(String signingKey) {
         String queue = BrokerConfig.name(config, QUEUE_NAME, configuredChannel);
         QueueType queueType = QueueType.valueOf(config.choice(QUEUE_TYPE).toUpperCase(Locale.ROOT));
         String exchange = optionalName(EXCHANGE_NAME, "");
@@ -114,12 +137,6 @@ final class ChannelConfig {
         int deliveryLimit = config.intValue(DELIVERY_LIMIT, Math.max(20, maxAttempts), maxAttempts, (int) DELIVERY_LIMIT.max());
         PayloadType payload = PayloadType.valueOf(config.choice(PAYLOAD_TYPE).toUpperCase(Locale.ROOT));
         ConnectionSettings connection = BrokerConfig.connection(config, credentialsProviders);
-        String signingKey = config.secret(COPY_SIGNING_KEY).orElse(null);
-        if (signingKey == null && connection.credentials() != null) {
-            // The default key is derived from the password, which a provider may rotate: copies signed
-            // before a rotation would be taken for forgeries after it.
-            throw config.invalid(COPY_SIGNING_KEY, null, "a key of its own, the same on every instance, with credentials-provider-name");
-        }
         return new IncomingSettings(channel, connection, queue, queueType, exchange, exchangeType, routingKeys,
                 prefetch, dlx, dlxType, dlq, dlRoutingKey, maxAttempts, backoff, drainTimeout,
                 confirmTimeout, config.bool(DECLARE), payload, deliveryLimit,

@@ -59,8 +59,7 @@ public final class ChannelProperties {
             "Rotating credentials, as in SmallRye's connector: the `@Named` name of a CDI bean of type "
                     + "amqp-client's `com.rabbitmq.client.impl.CredentialsProvider` (e.g. one reading a vault); asked "
                     + "at every connection and every recovery, so a rotated password takes effect at the next "
-                    + "reconnection without a restart. Not together with `username`/`password`; an incoming channel "
-                    + "then needs its own `copy-signing-key` (the derived one would change with the password)."));
+                    + "reconnection without a restart. Not together with `username`/`password`."));
     static final Property TLS = CONNECTION.add(Property.flag("tls", false,
             "TLS with the JVM's (the server's) trust store.").alsoAs("ssl"));
     static final Property VERIFY_HOSTNAME = CONNECTION.add(Property.flag("tls.verify-hostname", true,
@@ -158,14 +157,14 @@ public final class ChannelProperties {
             "`string` (UTF-8 text) or `bytes`; must match the method's payload parameter (a mismatch fails "
                     + "every delivery, which ends in the dead-letter queue).", "string", "bytes"));
     static final Property COPY_SIGNING_KEY = INCOMING.add(Property.of("copy-signing-key", Type.SECRET, null,
-            "Key of the HMAC that proves a retry copy was made by this connector; every instance consuming "
-                    + "the queue must have the same (secret; never logged). Where the broker password changes, set "
-                    + "one: the derived key changes with the password, and cannot be listed in "
-                    + "`copy-signing-previous-keys`, so copies signed before the change (retries in flight, copies in "
-                    + "delay queues) would be dead-lettered as `REJECTED` after it. Going from the derived key to an "
-                    + "explicit one is such a change too: do it when no retries are pending, or expect those copies in "
-                    + "the dead-letter queue. Required with `credentials-provider-name`.")
-            .shownAs("derived from the channel's credentials, virtual host and queue"));
+            "Key of the HMAC that proves a retry copy was made by this connector; required on every incoming "
+                    + "channel (set it here or once for every channel as `" + CONNECTOR_PREFIX + "copy-signing-key`), "
+                    + "at least 32 bytes, the same on every instance consuming the queue (secret; never logged). "
+                    + "The string as written is the key: generate one with `openssl rand -base64 32`. A missing or "
+                    + "shorter key stops the start. There is no default: a key derived from the broker password, as "
+                    + "before, let anyone who read one signed copy test passwords offline. To change it without "
+                    + "losing the copies in flight, see `copy-signing-previous-keys`.")
+            .shownAs("none: required"));
     static final Property COPY_SIGNING_PREVIOUS_KEYS = INCOMING.add(Property.of("copy-signing-previous-keys", Type.SECRET, null,
             "Keys a retry copy may also be signed with, comma-separated (each trimmed; an empty entry stops "
                     + "the start), secret like `copy-signing-key`: copies are signed with `copy-signing-key` only and "
@@ -174,7 +173,8 @@ public final class ChannelProperties {
                     + "instance, set `copy-signing-key` to the new key and list the old key here in its place; **3.** "
                     + "once no copy signed with the old key can be left (at least `retry-max-delay` after step 2, plus "
                     + "the time the queue's backlog takes to drain), remove it. If no instance with the old "
-                    + "configuration runs beside one with the new, step 2 alone will do."));
+                    + "configuration runs beside one with the new, step 2 alone will do. Previous keys may be shorter than "
+                    + "32 bytes, so that a short key can be rotated out; remove it at step 3."));
     static final Property SINGLE_ACTIVE_CONSUMER = INCOMING.add(Property.flag("queue.single-active-consumer", false,
             "`x-single-active-consumer`: the broker delivers to one consumer of the queue at a time, the "
                     + "others (other instances, `concurrency` copies) wait as hot standbys and take over when it goes; "

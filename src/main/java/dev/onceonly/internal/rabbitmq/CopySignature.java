@@ -23,20 +23,23 @@ import java.util.Optional;
  * its first failure, or take the content key of a future genuine message on an exchange they may
  * not write to, which would then be skipped as a duplicate.
  *
- * <p>Every instance consuming a queue must use the same key: {@code copy-signing-key}, or by default
- * one derived from the channel's broker credentials and queue (instances of one deployment share
- * them). Whoever knows the broker password can consume and ack anyway, so that default adds no new
- * secret to keep.
+ * <p>Every instance consuming a queue must use the same key, {@code copy-signing-key}, which every
+ * incoming channel needs ({@link #key}): there is no default. A key derived from the broker
+ * credentials (as there once was) made every signed copy a test of guessed passwords at hash speed,
+ * and a password change turned the copies in flight into "forgeries".
  *
  * <p>Copies live across restarts (a retry in flight, a copy waiting minutes in a delay queue, a
  * quorum queue's BUSY copy), so a changed key would turn the connector's own copies into
  * "forgeries". Besides its key, a signer therefore accepts {@code copy-signing-previous-keys}:
  * copies are signed with the current key only, and verified against it and then each of those.
- * They are explicit keys: a derived key cannot be listed (it is not a string one could write down).
+ * Previous keys are held to no minimum length, so that a short key set before the minimum can be
+ * rotated out without losing the copies signed with it.
  */
 final class CopySignature {
 
 
+    /** The least key material {@code copy-signing-key} may have: HMAC-SHA256's own 256 bits. */
+    static final int MIN_KEY_BYTES = 32;
     private static final String HMAC = "HmacSHA256";
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
@@ -52,13 +55,33 @@ final class CopySignature {
     }
 
     /**
-     * The signer of an incoming channel: its {@code copy-signing-key}, or the key derived from its
-     * credentials when none is configured; also accepting its {@code copy-signing-previous-keys}.
+     * The signer of an incoming channel: its {@code copy-signing-key}, also accepting its
+     * {@code copy-signing-previous-keys}.
      */
     static CopySignature of(IncomingSettings settings) {
-        byte[] key = settings.copySigningKey() != null ? settings.copySigningKey().getBytes(StandardCharsets.UTF_8)
-                : derivedKey(settings.connection(), settings.queue());
-        return new CopySignature(key, settings.copySigningPreviousKeys());
+        return new CopySignature(settings.copySigningKey().getBytes(StandardCharsets.UTF_8), settings.copySigningPreviousKeys());
+    }
+
+    /**
+     * Reads {@code copy-signing-key}, which every incoming channel needs. The key is the string as
+     * written, its UTF-8 bytes the HMAC's key (as before the minimum, so a key already in use signs
+     * as it did); {@code openssl rand -base64 32} gives one of 44 bytes.
+     *
+     * @param config the channel's configuration
+     * @param key the property, {@code copy-signing-key}
+     * @return the key as written
+     * @throws dev.onceonly.api.InvalidConfigurationException naming the property, never the key, when it is
+     *         unset or shorter than {@link #MIN_KEY_BYTES} bytes
+     */
+    static String key(ConfigReader config, Property key) {
+        String expected = "a key of at least " + MIN_KEY_BYTES + " bytes, the same on every instance consuming the queue, "
+                + "for this channel or for every channel as " + ChannelProperties.CONNECTOR_PREFIX + key.key()
+                + " (generate one with: openssl rand -base64 32)";
+        String k = config.secret(key).orElseThrow(() -> config.invalid(key, null, expected));
+        if (k.getBytes(StandardCharsets.UTF_8).length < MIN_KEY_BYTES) {
+            throw config.invalid(key, null, expected);
+        }
+        return k;
     }
 
     /**
@@ -156,19 +179,6 @@ final class CopySignature {
             return new SecretKeySpec(mac.doFinal(purpose.getBytes(StandardCharsets.UTF_8)), HMAC);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is required by every Java platform", e);
-        }
-    }
-
-    /** The default key: derived from the channel's credentials, virtual host and queue. */
-    private static byte[] derivedKey(ConnectionSettings c, String queue) {
-        return sha256("onceonly-copy-signing\0" + c.username() + '\0' + c.password() + '\0' + c.virtualHost() + '\0' + queue);
-    }
-
-    private static byte[] sha256(String s) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
         }
     }
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -75,18 +76,35 @@ final class IncomingRabbitBatch implements Message<List<Object>> {
     /** Each delivery as acked: settled from its own decision (a refusal or a failure is not acked). */
     private CompletionStage<Void> ackEach() {
         handover.withdraw(payloads); // an unguarded method took nothing
-        for (IncomingRabbitMessage<Object> m : messages) {
-            m.getAck().get();
-        }
-        return DONE;
+        return settleEach(m -> m.getAck().get());
     }
 
     /** Each delivery as nacked with {@code reason}, from its own decision. */
     private CompletionStage<Void> nackEach(Throwable reason) {
         handover.withdraw(payloads);
+        return settleEach(m -> m.getNack().apply(reason));
+    }
+
+    /**
+     * Settles every delivery, also those after one whose settlement threw (stopping there left them
+     * unsettled, their prefetch slots held until the channel closed). The settler's own stages
+     * complete at once ({@link DeliverySettler}): what can fail is the call.
+     *
+     * @return done, or failed with the first failure, the later ones suppressed in it
+     */
+    private CompletionStage<Void> settleEach(Consumer<IncomingRabbitMessage<Object>> settle) {
+        RuntimeException failure = null;
         for (IncomingRabbitMessage<Object> m : messages) {
-            m.getNack().apply(reason);
+            try {
+                settle.accept(m);
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
         }
-        return DONE;
+        return failure == null ? DONE : CompletableFuture.failedFuture(failure);
     }
 }

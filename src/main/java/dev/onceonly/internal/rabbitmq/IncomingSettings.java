@@ -18,7 +18,8 @@ import java.util.List;
  * @param confirmTimeout     how long a dead-letter or retry publish waits for the broker's confirm
  * @param declare            whether the connector declares exchanges, queues and bindings
  * @param deliveryLimit      quorum queues: the broker's {@code x-delivery-limit}, at least {@code maxAttempts}
- * @param copySigningKey     the key retry copies are signed with, or {@code null} for one derived from the credentials
+ * @param copySigningKey     the key retry copies are signed with (at least 32 bytes); {@code null} only in the
+ *                           command-line tools, which sign nothing
  * @param copySigningPreviousKeys keys a retry copy may also be signed with (accepted, never used to sign); may be empty
  * @param queueArguments     optional queue arguments (single active consumer, message TTL, length limit)
  * @param claimAhead         how many buffered deliveries the guard claims in one round trip before they are

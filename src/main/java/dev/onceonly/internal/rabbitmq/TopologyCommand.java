@@ -75,7 +75,7 @@ public final class TopologyCommand {
     private void run() throws Exception {
         for (CommandConfig.Channel c : command.channels(command.config())) {
             if (c.direction() == ChannelConfig.Direction.INCOMING) {
-                IncomingSettings s = c.config().incoming();
+                IncomingSettings s = c.config().incomingWithoutSigning();
                 show(ChannelTopology.of(s), s.connection(), "incoming");
             } else {
                 OutgoingSettings s = c.config().outgoing();

@@ -48,7 +48,8 @@ public final class JsonPointers {
      * @param body the message body
      * @return the parsed body
      * @throws IllegalArgumentException with a reason that never quotes the body, when the body is
-     *         not a JSON object or array
+     *         not a JSON object or array, or one the parser cannot read (nested too deeply): any
+     *         failure of the parser depends on the body alone, so it is the body's refusal
      */
     public Document parse(byte[] body) {
         JsonValue root;
@@ -59,6 +60,12 @@ public final class JsonPointers {
                     + ", column " + e.getLocation().getColumnNumber() + ")");
         } catch (JsonException e) {
             throw new IllegalArgumentException("payload is not valid JSON");
+        } catch (RuntimeException | StackOverflowError e) {
+            // Not a JsonException: Parsson refuses a body nested past its depth limit (1,000) with a
+            // plain RuntimeException, and a provider without a limit recurses until the stack
+            // overflows (unwound by now). Either way the body alone decides; its message may quote it.
+            throw new IllegalArgumentException("payload is not valid JSON, or nested too deeply to read ("
+                    + e.getClass().getName() + ")");
         }
         if (!(root instanceof JsonStructure structure)) {
             throw new IllegalArgumentException("payload is a JSON " + root.getValueType() + ", not an object or array");
@@ -112,8 +119,18 @@ public final class JsonPointers {
          *
          * @param pointers valid RFC 6901 JSON Pointers (see {@link #validate})
          * @return the canonical text
+         * @throws IllegalArgumentException when a value is nested too deeply to write out (a parser
+         *         without a depth limit let it through)
          */
         public String canonical(List<String> pointers) {
+            try {
+                return canonicalText(pointers);
+            } catch (StackOverflowError e) {
+                throw new IllegalArgumentException("a conflict field's value is nested too deeply to compare");
+            }
+        }
+
+        private String canonicalText(List<String> pointers) {
             StringBuilder all = new StringBuilder();
             StringBuilder one = new StringBuilder();
             for (String p : pointers) {

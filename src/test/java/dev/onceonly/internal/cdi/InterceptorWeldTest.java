@@ -199,6 +199,22 @@ class InterceptorWeldTest {
         assertEquals(List.of(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.PROCESSED, Outcome.CONFLICT, Outcome.REJECTED), outcomes.seen());
     }
 
+    /**
+     * Issue 46, hole 10: a hostile body nested deeper than the JSON parser reads, sent to a consumer
+     * keyed by JSON Pointers. The parser's plain RuntimeException went through the guard undecided,
+     * and the connector retried it as a handler failure to its last attempt, logging its trace each
+     * time. It can never succeed: REJECTED at once, with the reason, the method never run.
+     */
+    @Test
+    void aBodyNestedTooDeeplyToReadIsRejectedAtOnce() {
+        String deep = "{\"tenant\":".repeat(5_000) + "1" + "}".repeat(5_000);
+        MessageRefusedException rejected = assertThrows(MessageRefusedException.class, () -> bean.onTenantOrder(message(deep)));
+        assertEquals(Outcome.REJECTED, rejected.outcome());
+        assertEquals("payload is not valid JSON, or nested too deeply to read (java.lang.RuntimeException)", rejected.reason());
+        assertEquals(0, bean.runs());
+        assertEquals(List.of(Outcome.REJECTED), outcomes.seen());
+    }
+
     @Test
     void payloadOnlyMethodIsGuardedByItsIdempotencyKeyParameter() {
         String id = UUID.randomUUID().toString();

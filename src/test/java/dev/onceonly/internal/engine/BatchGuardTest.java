@@ -2,6 +2,7 @@ package dev.onceonly.internal.engine;
 
 import dev.onceonly.api.KeyStrategy;
 import dev.onceonly.api.Layer;
+import dev.onceonly.api.MessageView;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.StoreFailurePolicy;
 import dev.onceonly.internal.jta.JtaTransactionRunner;
@@ -14,8 +15,10 @@ import dev.onceonly.testing.RecordingDispatch;
 import dev.onceonly.testing.Settings;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -84,6 +87,30 @@ class BatchGuardTest extends BatchGuardTestBase {
         for (RecordingDispatch d : batch) {
             assertEquals(ClaimState.DONE, claimState(keyOf(d)));
         }
+    }
+
+    /**
+     * Issue 46, hole 10, in a batch: a body nested deeper than the JSON parser reads, on a consumer
+     * keyed by a JSON Pointer. The parser's plain RuntimeException went out of the whole batch's
+     * guard, and every message of the batch failed with it. It is REJECTED alone; the others run.
+     */
+    @Test
+    void aBodyTooDeepToParseIsRejectedAloneAndTheRestOfTheBatchRuns() throws Exception {
+        ConsumerSettings byPointer = Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/orderId");
+        String deep = "{\"orderId\":".repeat(5_000) + "1" + "}".repeat(5_000);
+        List<RecordingDispatch> batch = List.of(json("{\"orderId\":\"" + consumer + "-1\"}"), json(deep),
+                json("{\"orderId\":\"" + consumer + "-2\"}"));
+        GuardEngine engine = engine(store, ledger);
+
+        List<Decision<String>> decisions = engine.guardAll(byPointer, batch, handler(engine, List.of(), batch));
+        awaitFinished(engine);
+
+        assertEquals(List.of(Outcome.PROCESSED, Outcome.REJECTED, Outcome.PROCESSED), outcomesOf(decisions));
+        assertEquals(List.of(List.of(0, 2)), calls, "the handler ran once, without the refused one");
+    }
+
+    private static RecordingDispatch json(String body) {
+        return new RecordingDispatch(MessageView.of("orders", "order.placed", null, Map.of(), body.getBytes(StandardCharsets.UTF_8)), true);
     }
 
     @Test

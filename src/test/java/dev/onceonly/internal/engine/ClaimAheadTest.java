@@ -272,6 +272,53 @@ class ClaimAheadTest {
         assertNull(behind.held());
     }
 
+    /**
+     * Issue 46, suspicion: a body nested too deeply for the JSON parser behind a good message, on a
+     * consumer keyed by a JSON Pointer. Deriving the keys of the deliveries behind the good one
+     * threw the parser's RuntimeException out of the good message's guard (claim-ahead caught
+     * KeyRejectedException only): the good message failed for its neighbour's bytes. Now the bad one
+     * is skipped ahead and refused in its own turn, the good ones behind it still claimed ahead.
+     */
+    @Test
+    void aBodyTooDeepToParseBehindAGoodMessageNeitherBreaksItNorTheLine() throws Exception {
+        ConsumerSettings byPointer = Settings.withKey(settings, KeyStrategy.JSON_POINTER, false, "/orderId");
+        RecordingDispatch good = delivery("{\"orderId\":\"good-1\"}");
+        RecordingDispatch deep = delivery("{\"a\":".repeat(5_000) + "1" + "}".repeat(5_000));
+        RecordingDispatch behind = delivery("{\"orderId\":\"good-2\"}");
+        good.offerBehind(deep, behind);
+
+        assertEquals("ran-1", guard(byPointer, good));
+        assertNull(deep.held(), "no key, no claim ahead");
+        assertNotNull(behind.held(), "the good one behind the bad one still claimed ahead");
+        MessageRefusedException refused = assertThrows(MessageRefusedException.class, () -> guard(byPointer, deep));
+        assertEquals(Outcome.REJECTED, refused.outcome());
+        assertEquals("ran-2", guard(byPointer, behind));
+        assertEquals(1, store.batches.get());
+    }
+
+    /**
+     * Whatever deriving a neighbour's key throws, not only a refusal (here a view whose headers cannot
+     * be read), is that neighbour's own: the message in front is guarded as if it were not there.
+     */
+    @Test
+    void anyFailureDerivingANeighboursKeyIsLeftToItsOwnTurn() throws Exception {
+        ConsumerSettings byHeader = Settings.withKey(settings, KeyStrategy.HEADER, false, "order-id");
+        RecordingDispatch good = new RecordingDispatch(MessageView.of("orders", "order.placed", null, Map.of("order-id", "o-1"),
+                "{}".getBytes(StandardCharsets.UTF_8)));
+        MessageView unreadable = new MessageView() {
+            @Override public String exchange() { return "orders"; }
+            @Override public String routingKey() { return "order.placed"; }
+            @Override public String messageId() { return null; }
+            @Override public Map<String, Object> headers() { throw new IllegalStateException("headers unreadable"); }
+            @Override public byte[] body() { return new byte[0]; }
+        };
+        RecordingDispatch broken = new RecordingDispatch(unreadable);
+        good.offerBehind(broken);
+
+        assertEquals("ran-1", guard(byHeader, good));
+        assertNull(broken.held());
+    }
+
     // ---- helpers ----
 
     private String guard(Dispatch d) throws Exception {

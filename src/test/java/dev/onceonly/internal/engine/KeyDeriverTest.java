@@ -62,6 +62,50 @@ class KeyDeriverTest {
         }
     }
 
+    /** Nested {@code depth} levels deep, around an order id: {"a":{"a":...{"orderId":"o-1"}...}}. */
+    private static String nested(int depth) {
+        return "{\"a\":".repeat(depth) + "{\"orderId\":\"o-1\"}" + "}".repeat(depth);
+    }
+
+    /**
+     * Issue 46, hole 10: a body nested deeper than the JSON parser allows (Parsson throws a plain
+     * RuntimeException past 1,000 levels, not a JsonException) escaped key derivation, and the
+     * message was retried as a handler failure to its last attempt. It depends on the bytes only:
+     * refused, with a reason that quotes nothing of the body, for a pointer key and for conflict fields.
+     */
+    @Test
+    void aBodyNestedTooDeeplyForTheParserIsRefused() {
+        MessageView deep = msg("order-1", Map.of(), nested(5_000));
+        for (ConsumerSettings s : List.of(settings(KeyStrategy.JSON_POINTER, false, "/orderId"),
+                Settings.withConflict(settings(KeyStrategy.MESSAGE_ID, false), ConflictPolicy.STRICT, "/orderId"))) {
+            KeyRejectedException e = assertThrows(KeyRejectedException.class, () -> keys.derive(s, deep, null), s.keyStrategy().name());
+            assertTrue(e.getMessage().contains("payload is not valid JSON"), e.getMessage());
+            assertFalse(e.getMessage().contains("{"), e.getMessage());
+        }
+    }
+
+    /**
+     * A JSON-P provider without a depth limit (here Parsson with its limit lifted) recurses on such a
+     * body until the stack overflows: refused the same way, the thread's stack unwound.
+     */
+    @Test
+    void aParserThatRecursesOutOfStackOnADeepBodyIsRefused() {
+        String before = System.getProperty("org.eclipse.parsson.maxDepth");
+        System.setProperty("org.eclipse.parsson.maxDepth", Integer.toString(Integer.MAX_VALUE));
+        try {
+            KeyDeriver unlimited = new KeyDeriver("oo:"); // its parser is made now, reading the property
+            KeyRejectedException e = assertThrows(KeyRejectedException.class, () -> unlimited.derive(
+                    settings(KeyStrategy.JSON_POINTER, false, "/orderId"), msg("order-1", Map.of(), nested(2_000_000)), null));
+            assertTrue(e.getMessage().contains("payload is not valid JSON"), e.getMessage());
+        } finally {
+            if (before == null) {
+                System.clearProperty("org.eclipse.parsson.maxDepth");
+            } else {
+                System.setProperty("org.eclipse.parsson.maxDepth", before);
+            }
+        }
+    }
+
     @Test
     void contentKeyIsStableAndScopedByConsumer() {
         MessageKey a = keys.derive(content, msg("orders", "order.placed", "{}"), null);

@@ -171,15 +171,14 @@ class ChannelConfigTest {
 
     /**
      * credentials-provider-name, as in SmallRye's connector: a CDI bean by name, channel-scoped or
-     * connector-wide (environment); not beside a username or password; and a copy-signing-key of
-     * its own on incoming channels, since the derived one would change with a rotated password.
+     * connector-wide (environment); not beside a username or password.
      */
     @Test
-    void aCredentialsProviderIsFoundByNameAndExcludesPasswordAndDerivedSigningKey() {
+    void aCredentialsProviderIsFoundByNameAndExcludesPassword() {
         CredentialsProvider vault = new DefaultCredentialsProvider("app", "from-vault");
         BrokerConfig.CredentialsProviders beans = name -> name.equals("vault") ? Optional.of(vault) : Optional.empty();
         ConnectionSettings c = TestChannelConfig.of(Map.of("channel-name", "orders", "credentials-provider-name", "vault",
-                "copy-signing-key", "k"), new PropertiesConfigSource(Map.of(), "global", 100),
+                "copy-signing-key", TestChannelConfig.SIGNING_KEY), new PropertiesConfigSource(Map.of(), "global", 100),
                 ChannelConfig.Direction.INCOMING, beans).incoming().connection();
         assertEquals(vault, c.credentials().provider());
         assertEquals("amqp://<vault>@localhost:5672/", c.describe());
@@ -188,18 +187,48 @@ class ChannelConfigTest {
                 ChannelConfig.Direction.OUTGOING, beans).outgoing().connection().credentials().provider());
 
         var unknown = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders",
-                "credentials-provider-name", "nope", "copy-signing-key", "k"), new PropertiesConfigSource(Map.of(), "global", 100),
+                "credentials-provider-name", "nope", "copy-signing-key", TestChannelConfig.SIGNING_KEY), new PropertiesConfigSource(Map.of(), "global", 100),
                 ChannelConfig.Direction.INCOMING, beans).incoming());
         assertEquals("mp.messaging.incoming.orders.credentials-provider-name", unknown.property());
         var both = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders",
-                "credentials-provider-name", "vault", "password", "s3cret", "copy-signing-key", "k"),
+                "credentials-provider-name", "vault", "password", "s3cret", "copy-signing-key", TestChannelConfig.SIGNING_KEY),
                 new PropertiesConfigSource(Map.of(), "global", 100), ChannelConfig.Direction.INCOMING, beans).incoming());
         assertEquals("mp.messaging.incoming.orders.credentials-provider-name", both.property());
         assertFalse(both.getMessage().contains("s3cret"), both.getMessage());
-        var derived = assertThrows(InvalidConfigurationException.class, () -> TestChannelConfig.of(Map.of("channel-name", "orders",
-                "credentials-provider-name", "vault"), new PropertiesConfigSource(Map.of(), "global", 100),
-                ChannelConfig.Direction.INCOMING, beans).incoming());
-        assertEquals("mp.messaging.incoming.orders.copy-signing-key", derived.property());
+    }
+
+    /**
+     * Issue 46, hole 7: no signing key is derived from the broker password any more (an unsalted hash
+     * of it, testable offline from any signed copy). An incoming channel without copy-signing-key does
+     * not start: the error names the channel's property and the connector-wide one.
+     */
+    @Test
+    void anIncomingChannelWithoutASigningKeyDoesNotStart() {
+        var e = assertThrows(InvalidConfigurationException.class,
+                () -> TestChannelConfig.withoutSigningKey(Map.of("channel-name", "orders", "password", "s3cret")).incoming());
+        assertEquals("mp.messaging.incoming.orders.copy-signing-key", e.property());
+        assertTrue(e.getMessage().contains("mp.messaging.connector.onceonly-rabbitmq.copy-signing-key"), e.getMessage());
+        assertTrue(e.getMessage().contains("openssl rand -base64 32"), e.getMessage());
+        assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
+    }
+
+    /**
+     * A key shorter than 32 bytes (256 bits of material) stops the start, naming the property and
+     * never the key; 32 bytes and more, written raw as before, are taken as they are.
+     */
+    @Test
+    void aWeakSigningKeyIsRefusedAndNeverEchoed() {
+        for (String weak : List.of("Zq7", "changeit", "a-31-byte-long-signing-key-here")) {
+            var e = assertThrows(InvalidConfigurationException.class,
+                    () -> channel(ChannelConfig.Direction.INCOMING, "copy-signing-key", weak).incoming(), weak);
+            assertEquals("mp.messaging.incoming.orders.copy-signing-key", e.property());
+            assertFalse(e.getMessage().contains(weak), e.getMessage());
+            assertTrue(e.getMessage().contains("at least 32 bytes"), e.getMessage());
+        }
+        String strong = "a-32-byte-long-signing-key-here!";
+        assertEquals(32, strong.length());
+        IncomingSettings s = channel(ChannelConfig.Direction.INCOMING, "copy-signing-key", strong).incoming();
+        assertFalse(s.toString().contains(strong), s.toString());
     }
 
     /**
@@ -210,13 +239,13 @@ class ChannelConfigTest {
     void previousSigningKeysMayNotHaveEmptyEntriesAndAreNeverEchoed() {
         for (String bad : List.of("old-key,,older-key", "old-key,", ", old-key", "old-key, ,older-key")) {
             var e = assertThrows(InvalidConfigurationException.class, () -> channel(ChannelConfig.Direction.INCOMING,
-                    "copy-signing-key", "new-key", "copy-signing-previous-keys", bad).incoming(), bad);
+                    "copy-signing-key", "new-copy-signing-key-0123456789ab", "copy-signing-previous-keys", bad).incoming(), bad);
             assertEquals("mp.messaging.incoming.orders.copy-signing-previous-keys", e.property());
-            assertFalse(e.getMessage().contains("old-key") || e.getMessage().contains("new-key"), e.getMessage());
+            assertFalse(e.getMessage().contains("old-key") || e.getMessage().contains("new-copy-signing-key"), e.getMessage());
         }
-        IncomingSettings s = channel(ChannelConfig.Direction.INCOMING, "copy-signing-key", "new-key",
+        IncomingSettings s = channel(ChannelConfig.Direction.INCOMING, "copy-signing-key", "new-copy-signing-key-0123456789ab",
                 "copy-signing-previous-keys", " old-key , older-key").incoming();
-        assertFalse(s.toString().contains("old-key") || s.toString().contains("new-key"), s.toString());
+        assertFalse(s.toString().contains("old-key") || s.toString().contains("new-copy-signing-key"), s.toString());
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.onceonly.internal.rabbitmq;
 
+import dev.onceonly.api.InvalidConfigurationException;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -20,6 +22,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CopySignatureTest {
 
     private static final byte[] BODY = "{\"order\":1}".getBytes(StandardCharsets.UTF_8);
+    // Keys of the minimum strength, 32 bytes, as openssl rand -base64 32 gives longer ones.
+    private static final String OLD = "old-signing-key-0123456789abcdef";
+    private static final String NEW = "new-signing-key-0123456789abcdef";
+    private static final String OLDER = "older-signing-key-0123456789abcd";
+    private static final String OTHER = "other-signing-key-0123456789abcd";
 
     /** The signer of channel {@code orders} on queue {@code q}, with these channel properties. */
     private static CopySignature signer(String... keyValues) {
@@ -27,7 +34,7 @@ class CopySignatureTest {
         for (int i = 0; i < keyValues.length; i += 2) {
             props.put(keyValues[i], keyValues[i + 1]);
         }
-        return CopySignature.of(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING).incoming());
+        return CopySignature.of(TestChannelConfig.withoutSigningKey(props).incoming());
     }
 
     private static String sign(CopySignature s) {
@@ -40,49 +47,51 @@ class CopySignatureTest {
 
     @Test
     void aCopySignedWithAPreviousKeyVerifiesWhenThatKeyIsListed() {
-        String beforeRotation = sign(signer("copy-signing-key", "old-key"));
-        CopySignature rotated = signer("copy-signing-key", "new-key", "copy-signing-previous-keys", "older-key, old-key");
+        String beforeRotation = sign(signer("copy-signing-key", OLD));
+        CopySignature rotated = signer("copy-signing-key", NEW, "copy-signing-previous-keys", OLDER + ", " + OLD);
         assertTrue(verifies(rotated, beforeRotation), "signed with a listed previous key");
-        assertTrue(verifies(rotated, sign(signer("copy-signing-key", "older-key"))), "any listed key, not only the first");
+        assertTrue(verifies(rotated, sign(signer("copy-signing-key", OLDER))), "any listed key, not only the first");
         assertFalse(rotated.verify(beforeRotation, "q", 3, "orders", "order.placed", BODY),
                 "a previous key still covers every field: a changed attempt count does not verify");
     }
 
     @Test
     void aCopySignedWithAnUnlistedKeyIsStillRefused() {
-        String beforeRotation = sign(signer("copy-signing-key", "old-key"));
-        assertFalse(verifies(signer("copy-signing-key", "new-key"), beforeRotation), "no previous keys");
-        assertFalse(verifies(signer("copy-signing-key", "new-key", "copy-signing-previous-keys", "other-key"), beforeRotation),
+        String beforeRotation = sign(signer("copy-signing-key", OLD));
+        assertFalse(verifies(signer("copy-signing-key", NEW), beforeRotation), "no previous keys");
+        assertFalse(verifies(signer("copy-signing-key", NEW, "copy-signing-previous-keys", OTHER), beforeRotation),
                 "the old key is not among them");
-        assertFalse(verifies(signer("copy-signing-key", "new-key", "copy-signing-previous-keys", "old-key"), null), "no signature");
+        assertFalse(verifies(signer("copy-signing-key", NEW, "copy-signing-previous-keys", OLD), null), "no signature");
     }
 
     @Test
     void newCopiesAreSignedWithTheCurrentKey() {
-        CopySignature rotated = signer("copy-signing-key", "new-key", "copy-signing-previous-keys", "old-key");
-        assertEquals(sign(signer("copy-signing-key", "new-key")), sign(rotated));
-        assertNotEquals(sign(signer("copy-signing-key", "old-key")), sign(rotated));
-        assertFalse(verifies(signer("copy-signing-key", "old-key"), sign(rotated)),
+        CopySignature rotated = signer("copy-signing-key", NEW, "copy-signing-previous-keys", OLD);
+        assertEquals(sign(signer("copy-signing-key", NEW)), sign(rotated));
+        assertNotEquals(sign(signer("copy-signing-key", OLD)), sign(rotated));
+        assertFalse(verifies(signer("copy-signing-key", OLD), sign(rotated)),
                 "an instance that does not list the new key refuses its copies: why a rotation adds it everywhere first");
     }
 
     /**
-     * Without {@code copy-signing-key} the current key is the derived one; previous keys are explicit
-     * keys (going back from an explicit key to the derived one). A derived key cannot be listed.
+     * Issue 46, hole 7: the key is the configured one, never one derived from the broker credentials
+     * (an unsalted hash of the password, testable offline from any signed copy). A channel without a
+     * key has no signer, and a password change leaves every copy's signature as it was.
      */
     @Test
-    void theDerivedKeySignsAndPreviousExplicitKeysVerify() {
-        CopySignature derived = signer("copy-signing-previous-keys", "old-key");
-        assertTrue(verifies(derived, sign(signer("copy-signing-key", "old-key"))));
-        assertEquals(sign(signer()), sign(derived), "new copies: the key derived from the credentials");
-        assertFalse(verifies(signer("copy-signing-key", "new-key"), sign(signer())), "a derived key is not accepted by an explicit one");
+    void noKeyIsDerivedFromTheBrokerPassword() {
+        var e = assertThrows(InvalidConfigurationException.class, () -> signer("copy-signing-previous-keys", OLD));
+        assertEquals("mp.messaging.incoming.orders.copy-signing-key", e.property());
+        assertEquals(sign(signer("copy-signing-key", NEW, "password", "before-the-change")),
+                sign(signer("copy-signing-key", NEW, "password", "after-the-change")),
+                "a changed password leaves the copies in flight valid");
     }
 
     /** The step of a rolling rotation: instances still signing with the old key accept the new one before any signs with it. */
     @Test
     void anInstanceThatListsTheNextKeyAcceptsCopiesSignedWithIt() {
-        CopySignature beforeSwitch = signer("copy-signing-key", "old-key", "copy-signing-previous-keys", "new-key");
-        assertTrue(verifies(beforeSwitch, sign(signer("copy-signing-key", "new-key", "copy-signing-previous-keys", "old-key"))));
-        assertEquals(sign(signer("copy-signing-key", "old-key")), sign(beforeSwitch));
+        CopySignature beforeSwitch = signer("copy-signing-key", OLD, "copy-signing-previous-keys", NEW);
+        assertTrue(verifies(beforeSwitch, sign(signer("copy-signing-key", NEW, "copy-signing-previous-keys", OLD))));
+        assertEquals(sign(signer("copy-signing-key", OLD)), sign(beforeSwitch));
     }
 }

@@ -38,6 +38,7 @@ class DeadLetterCommandTest {
         Path properties = Files.createTempFile("onceonly-dlq", ".properties");
         Files.writeString(properties, "mp.messaging.incoming.orders.connector=onceonly-rabbitmq\n"
                 + "mp.messaging.incoming.orders.queue.name=" + queue + "\n"
+                + "mp.messaging.incoming.orders.copy-signing-key=" + TestChannelConfig.SIGNING_KEY + "\n"
                 + "mp.messaging.outgoing.out.connector=onceonly-rabbitmq\n");
         IncomingSettings settings = TestChannelConfig.of(Map.of("channel-name", "orders", "queue.name", queue),
                 ChannelConfig.Direction.INCOMING).incoming();

@@ -56,6 +56,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class InboundChannelTest {
 
     static final Duration LIMIT = Duration.ofSeconds(20);
+    /** The keys of a rotation of copy-signing-key: at least 32 bytes each, as every key must be. */
+    private static final String OLD_KEY = "old-copy-signing-key-0123456789ab";
+    private static final String NEW_KEY = "new-copy-signing-key-0123456789ab";
 
     final String queue = "onceonly.unit." + UUID.randomUUID();
     final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
@@ -101,10 +104,10 @@ class InboundChannelTest {
             props.put("batch-linger", "300ms");
         }
         if (testName.contains("Rotation")) {
-            // After a rolling restart that changed the key from old-key to new-key.
+            // After a rolling restart that changed the key from OLD_KEY to NEW_KEY.
             props = new HashMap<>(props);
-            props.put("copy-signing-key", "new-key");
-            props.put("copy-signing-previous-keys", "old-key");
+            props.put("copy-signing-key", NEW_KEY);
+            props.put("copy-signing-previous-keys", OLD_KEY);
         }
         channel = new InboundChannel(TestChannelConfig.of(props, ChannelConfig.Direction.INCOMING)
                 .incoming(), resources, handover, () -> MessageTracing.NONE, () -> deadLetterMetrics);
@@ -577,7 +580,7 @@ class InboundChannelTest {
         rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
                 RabbitHeaders.RETRY_ATTEMPTS, 1, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
                 RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE,
-                signer("old-key").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
+                signer(OLD_KEY).sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
         Message<?> m = probe.next();
         IncomingRabbitMetadata meta = m.getMetadata(IncomingRabbitMetadata.class).orElseThrow();
         assertEquals("before-rotation", m.getPayload());
@@ -589,7 +592,7 @@ class InboundChannelTest {
         rabbit.publish("", queue, new com.rabbitmq.client.AMQP.BasicProperties.Builder().headers(Map.of(
                 RabbitHeaders.RETRY_ATTEMPTS, 1, RabbitHeaders.ORIGINAL_EXCHANGE, "orders",
                 RabbitHeaders.ORIGINAL_ROUTING_KEY, "order.placed", RabbitHeaders.SIGNATURE,
-                signer("unlisted-key").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
+                signer("unlisted-copy-signing-key-0123456789").sign(queue, 1, "orders", "order.placed", body))).build(), "before-rotation");
         await("the dead letter", LIMIT, () -> TestRabbit.total(queue + ".dlq"), n -> n == 1);
         assertEquals("REJECTED", rabbit.drain(queue + ".dlq").get(0).getProps().getHeaders().get(RabbitHeaders.OUTCOME).toString());
     }

@@ -82,7 +82,7 @@ class RabbitCredentialsProviderTest {
     void aRotatedPasswordIsTakenFromTheProviderAtTheNextReconnection() throws Exception {
         Map<String, String> props = Map.of("channel-name", "creds-" + id, "queue.name", queue, "exchange.name", queue + ".x",
                 "routing-keys", "order", "host", "127.0.0.1", "credentials-provider-name", "rotating",
-                "copy-signing-key", "key-" + id, "network-recovery-interval", "200ms");
+                "copy-signing-key", "copy-signing-key-of-the-test-" + id, "network-recovery-interval", "200ms");
         channel = new InboundChannel(TestChannelConfig.of(props, new PropertiesConfigSource(Map.of(), "global", 100),
                 ChannelConfig.Direction.INCOMING, name -> name.equals("rotating") ? Optional.of(rotating) : Optional.empty())
                 .incoming(), resources, new Handover(), () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
