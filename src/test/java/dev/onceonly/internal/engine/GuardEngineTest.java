@@ -514,6 +514,8 @@ class GuardEngineTest {
     private static class SwitchableStore implements dev.onceonly.spi.ClaimStore {
         final dev.onceonly.spi.ClaimStore inner;
         volatile boolean down;
+        /** The answer of the last completion the inner store made. */
+        volatile dev.onceonly.spi.HolderResult lastCompletion;
 
         SwitchableStore(dev.onceonly.spi.ClaimStore inner) {
             this.inner = inner;
@@ -534,7 +536,7 @@ class GuardEngineTest {
         @Override
         public dev.onceonly.spi.HolderResult complete(String key, String token, String fingerprint, Duration retention) {
             check("complete");
-            return inner.complete(key, token, fingerprint, retention);
+            return lastCompletion = inner.complete(key, token, fingerprint, retention);
         }
 
         @Override
@@ -695,9 +697,12 @@ class GuardEngineTest {
         Thread.sleep(200);
         switchable.down = false;
         MessageKey key = keys.derive(shortLease, view("flaky-store"), null);
-        dev.onceonly.testing.Eventually.await("the key marked done", Duration.ofSeconds(10),
-                () -> memory.claim(key.storeKey(), "later", key.fingerprint(), Duration.ofMillis(50)).state(),
-                state -> state == ClaimState.DONE);
+        // Watched on the store's answers, not by claiming: a claim that looked while the mark was
+        // still pending would take the lapsed key itself and keep the retry from marking it.
+        dev.onceonly.testing.Eventually.await("the retried completion applied", Duration.ofSeconds(10),
+                () -> switchable.lastCompletion, r -> r == dev.onceonly.spi.HolderResult.APPLIED);
+        assertEquals(ClaimState.DONE, memory.claim(key.storeKey(), "later", key.fingerprint(), Duration.ofMillis(50)).state(),
+                "the key marked done");
     }
 
     /** The claim expired (or the store lost it) before the completion, and nobody took it: marked done anyway. */
