@@ -22,6 +22,11 @@ import java.util.Set;
  *       also while the signing key is rotated by rolling restarts);</li>
  *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
  *   <li>no claim still held a lease after its delivery was settled;</li>
+ *   <li>at rest, nothing is held: every live instance's unsettled deliveries, claim-ahead line,
+ *       hand-over, guarded calls in flight, leases renewed, completions retried and outbox fast path
+ *       are empty ({@link SimInstance#held}), so a structure that only grows fails the run;</li>
+ *   <li>every broker action the connector took was the one the rules give, and every dead letter
+ *       of a valid message came after its attempts ran out (checked as it is taken, by {@link SettlementWatch});</li>
  *   <li>every claim the store granted carried a fence above that of the key's earlier claims, in
  *       every mode that claims (checked as the run goes, by {@link FenceWatch}).</li>
  * </ul>
@@ -97,6 +102,13 @@ final class Invariants {
         }
         if (w.outbox != null) {
             new OutboxInvariants(w).check();
+        }
+        for (SimInstance in : w.live()) {
+            in.held().forEach((what, n) -> {
+                if (n != 0) {
+                    trace.violation(in.name + " at rest still holds " + n + " " + what);
+                }
+            });
         }
     }
 

@@ -43,6 +43,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     static final int PREFETCH = 6;
     /** The batch modes' {@code batch-size}: within {@link #PREFETCH}, so that held retries leave room for partial batches too. */
     static final int BATCH = 4;
+    /** The channel's {@code max-attempts}: a failing message's attempts before it is dead-lettered. */
+    static final int MAX_ATTEMPTS = 4;
 
     /**
      * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues on the
@@ -150,8 +152,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
             a.put("batch-size", Integer.toString(batch));
             a.put("batch-linger", "5ms");
         }
-        a.put("max-attempts", "4");
-        a.put("retry-delay", brokerDelay ? "1s" : "30ms");
+        a.put("max-attempts", Integer.toString(MAX_ATTEMPTS));
+        a.put("retry-delay", retryDelay().toMillis() + "ms");
         a.put("retry-max-delay", brokerDelay ? "4s" : "120ms");
         a.put("retry-broker-delay-above", "1s");
         a.put("confirm-timeout", "300ms");
@@ -164,6 +166,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         // the channel's wait, in real time, only has to end.
         a.put("drain-timeout", "1ms");
         return a;
+    }
+
+    /** The channel's {@code retry-delay}: how long a BUSY or RETRY delivery is held before it goes back. */
+    Duration retryDelay() {
+        return Duration.ofMillis(brokerDelay ? 1_000 : 30);
     }
 
     /** How many messages the consumer asks for at first (Reactive Messaging's buffer). */
