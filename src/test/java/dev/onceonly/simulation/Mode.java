@@ -109,6 +109,57 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return modes;
     }
 
+    /** How many times a batch consumer without the ledger is in {@link #schedule()} (see {@link #weight()}). */
+    static final int BATCH_WITHOUT_LEDGER_WEIGHT = 8;
+    /** How many times a single-message consumer without the ledger on the database or Redis-like store is in it. */
+    static final int STORE_WITHOUT_LEDGER_WEIGHT = 2;
+
+    /**
+     * How often this mode runs among the seeds, against 1 for most: the modes whose windows are rare
+     * and whose failures the ledger does not catch run more often. A batch without the ledger relies
+     * on the pre-commit check of every claim in it ({@code BatchCall.mayCommit}), which only matters
+     * when a claim is lost during the batch's run (a store call frozen past the lease, a fail-over or
+     * restart of the Redis-like store) while a copy of its message arrives; the database and
+     * Redis-like stores without the ledger carry the fences and done marks nothing else catches.
+     */
+    int weight() {
+        if (batchWithoutLedger()) {
+            return BATCH_WITHOUT_LEDGER_WEIGHT;
+        }
+        return guarded && !ledger && batch == 0 && jmsDeliveries == 0 && store != Store.MEMORY ? STORE_WITHOUT_LEDGER_WEIGHT : 1;
+    }
+
+    /**
+     * A guarded batch consumer without the ledger: its pre-commit check is all that stops a second
+     * effect once a claim of the batch was lost, so its seeds run more often ({@link #weight()}) and
+     * its claims are lost more often ({@link #storeFaults()}, {@link #redisFaults()}).
+     */
+    boolean batchWithoutLedger() {
+        return guarded && !ledger && batch > 0;
+    }
+
+    /**
+     * The order seeds run the modes in: seed {@code n} runs {@code schedule().get(n mod size)}. Every
+     * mode once, in {@link #all()}'s order, then a round of each mode of {@linkplain #weight() weight}
+     * 2 or more, then of 3 or more, and so on; so one seed always runs one mode (a seed replays its
+     * run), and the first {@code all().size()} slots hold every mode.
+     */
+    static List<Mode> schedule() {
+        List<Mode> all = all();
+        List<Mode> schedule = new ArrayList<>(all);
+        for (int round = 2; ; round++) {
+            int before = schedule.size();
+            for (Mode m : all) {
+                if (m.weight() >= round) {
+                    schedule.add(m);
+                }
+            }
+            if (schedule.size() == before) {
+                return List.copyOf(schedule);
+            }
+        }
+    }
+
     /**
      * Whether the handler's results are kept ({@code result.keep}, {@link SimResults}): with the
      * ledger, and beside the Redis-like store's claims (the database store keeps none beside its
@@ -178,8 +229,9 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return claimAhead > 0 ? PREFETCH : 1;
     }
 
+    /** The store's network faults per call; a frozen call (two leases) is what loses a running batch's claims, more often where only the pre-commit check guards them. */
     SimStore.Faults storeFaults() {
-        return new SimStore.Faults(0.01, 0.01, 0.003, LEASE.multipliedBy(2));
+        return new SimStore.Faults(0.01, 0.01, batchWithoutLedger() ? 0.012 : 0.003, LEASE.multipliedBy(2));
     }
 
     SimDatabase.Faults databaseFaults() {
@@ -192,7 +244,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
 
     /** Redis-like store: a fail-over to a replica that lost the last {@code replicaLag} (at most) of writes, and a restart without persistence, per tick. */
     RedisLikeStore.Faults redisFaults() {
-        return new RedisLikeStore.Faults(0.003, Duration.ofMillis(400), 0.001);
+        int more = batchWithoutLedger() ? 3 : 1;
+        return new RedisLikeStore.Faults(0.003 * more, Duration.ofMillis(400), 0.001 * more);
     }
 
     /** A relay transaction stops waiting for its confirms early (a stalled thread, a short timeout), per relay. */

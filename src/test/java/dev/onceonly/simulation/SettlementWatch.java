@@ -2,7 +2,9 @@ package dev.onceonly.simulation;
 
 import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.rabbitmq.RabbitHeaders;
+import dev.onceonly.spi.Dispatch;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -64,12 +66,16 @@ final class SettlementWatch {
     }
 
     /**
-     * The application settles a delivery: acked ({@code nacked} null) or nacked, after the guard's
-     * {@code guard} decision (null when none was handed to the delivery) with {@code failure} for a
-     * FAILED one.
+     * The application of {@code in} is about to settle delivery {@code dispatch}: acked ({@code nacked}
+     * null) or nacked, after the guard's {@code guard} decision (null when none was handed to the
+     * delivery) with {@code failure} for a FAILED one. Only RabbitMQ deliveries are watched.
      */
-    void decided(SimInstance in, byte[] body, int attempt, GuardEvent guard, Throwable failure, Throwable nacked) {
-        Delivered d = byBody.get(body);
+    void decided(SimInstance in, Dispatch dispatch, GuardEvent guard, Throwable failure, Throwable nacked) {
+        if (!(dispatch.message() instanceof IncomingRabbitMetadata meta)) {
+            return;
+        }
+        int attempt = meta.attempt();
+        Delivered d = byBody.get(meta.body());
         if (d == null) {
             w.loop.trace.violation(in.name + " settled a delivery the broker did not hand over (was its body copied?)");
             return;

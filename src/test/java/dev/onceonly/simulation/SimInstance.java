@@ -6,7 +6,6 @@ import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.Decision;
 import dev.onceonly.internal.engine.GuardEngine;
 import dev.onceonly.internal.engine.KeyDeriver;
-import dev.onceonly.internal.engine.SimEngineState;
 import dev.onceonly.internal.jms.JmsMessageView;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.internal.rabbitmq.SimConnector;
@@ -20,9 +19,7 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -112,29 +109,19 @@ final class SimInstance {
         return jms != null ? jms.inProgress() : connector.unsettled();
     }
 
-    /**
-     * {@return what this instance still holds, by name: the channel's unsettled deliveries and
-     * claim-ahead line (or the listener's deliveries in progress), the hand-over, the engine's
-     * calls in flight, leases and retried completions, the outbox relay's fast path}
-     */
-    Map<String, Integer> held() {
-        Map<String, Integer> held = new LinkedHashMap<>();
-        if (jms != null) {
-            held.put("listener deliveries in progress", jms.inProgress());
-        } else {
-            held.putAll(connector.held());
-        }
-        held.put("deliveries posted on the hand-over", handover.pending());
-        held.putAll(SimEngineState.held(engine));
-        if (outbox != null) {
-            held.putAll(outbox.held());
-        }
-        return held;
+    /** The hand-over between the channel and the consumer method. */
+    Handover handover() {
+        return handover;
     }
 
-    /** {@return whether it holds nothing any more: at rest} */
-    boolean atRest() {
-        return held().values().stream().allMatch(n -> n == 0);
+    /** {@return the message-driven bean's container, or null (not a JMS mode)} */
+    SimJmsListener jmsListener() {
+        return jms;
+    }
+
+    /** {@return this instance's outbox and relay, or null (not an outbox mode)} */
+    SimOutboxSide outbox() {
+        return outbox;
     }
 
     boolean alive() {
@@ -243,7 +230,7 @@ final class SimInstance {
                     d.decided(handed);
                 }
                 if (decision.refused()) {
-                    settling(d, handed, null, null);
+                    world.settlements.decided(this, d, handed, null, null);
                     if (d.settlesFromDecision()) {
                         m.ack();
                     } else {
@@ -259,23 +246,12 @@ final class SimInstance {
             throw c;
         } catch (Exception | Error e) {
             world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
-            settling(d, handed, null, e);
+            world.settlements.decided(this, d, handed, null, e);
             m.nack(e);
             return;
         }
-        settling(d, handed, null, null);
+        world.settlements.decided(this, d, handed, null, null);
         m.ack();
-    }
-
-    /**
-     * The application is about to settle {@code d} (acked, or nacked with {@code nacked}) after the
-     * guard handed it {@code guard} (with {@code failure} for a FAILED one): the simulation's
-     * {@link SettlementWatch} works out what the connector must do with it.
-     */
-    private void settling(Dispatch d, GuardEvent guard, Throwable failure, Throwable nacked) {
-        if (d.message() instanceof IncomingRabbitMetadata meta) {
-            world.settlements.decided(this, meta.body(), meta.attempt(), guard, failure, nacked);
-        }
     }
 
     /**
@@ -303,7 +279,7 @@ final class SimInstance {
                     if (!decision.pending()) {
                         d.decided(decision.event(), decision.failure());
                     }
-                    settling(d, decision.pending() ? null : decision.event(), decision.failure(), null);
+                    world.settlements.decided(this, d, decision.pending() ? null : decision.event(), decision.failure(), null);
                     if (!decision.refused() && decision.outcome() == Outcome.FAILED) {
                         world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
                     }
@@ -312,14 +288,14 @@ final class SimInstance {
                 for (Dispatch d : batch) {
                     work(d);
                 }
-                batch.forEach(d -> settling(d, null, null, null));
+                batch.forEach(d -> world.settlements.decided(this, d, null, null, null));
             }
         } catch (SimLoop.Crash c) {
             throw c;
         } catch (Exception | Error e) {
             for (Dispatch d : batch) {
                 world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
-                settling(d, null, null, e);
+                world.settlements.decided(this, d, null, null, e);
             }
             m.nack(e);
             return;

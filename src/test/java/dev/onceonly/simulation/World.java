@@ -199,7 +199,7 @@ final class World {
 
     private boolean settled() {
         for (SimInstance in : instances) {
-            if (in.alive() && !in.atRest()) {
+            if (in.alive() && !AtRest.holdsNothing(in)) {
                 return false;
             }
         }
