@@ -22,6 +22,11 @@ import java.util.Set;
  *       also while the signing key is rotated by rolling restarts);</li>
  *   <li>every queue drained, every delivery settled (a double settlement fails the run when it happens);</li>
  *   <li>no claim still held a lease after its delivery was settled;</li>
+ *   <li>at rest, nothing is held: every live instance's unsettled deliveries, claim-ahead line,
+ *       hand-over, guarded calls in flight, leases renewed, completions retried and outbox fast path
+ *       are empty ({@link AtRest}), so a structure that only grows fails the run;</li>
+ *   <li>every broker action the connector took was the one the rules give, and every dead letter
+ *       of a valid message came after its attempts ran out (checked as it is taken, by {@link SettlementWatch});</li>
  *   <li>every claim the store granted carried a fence above that of the key's earlier claims, in
  *       every mode that claims (checked as the run goes, by {@link FenceWatch}).</li>
  * </ul>
@@ -98,6 +103,7 @@ final class Invariants {
         if (w.outbox != null) {
             new OutboxInvariants(w).check();
         }
+        AtRest.check(w);
     }
 
     /** Messages in the dead-letter queue, by logical id; a dead letter without the connector's reason is a violation. */

@@ -43,6 +43,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     static final int PREFETCH = 6;
     /** The batch modes' {@code batch-size}: within {@link #PREFETCH}, so that held retries leave room for partial batches too. */
     static final int BATCH = 4;
+    /** The channel's {@code max-attempts}: a failing message's attempts before it is dead-lettered. */
+    static final int MAX_ATTEMPTS = 4;
 
     /**
      * Every combination: ledger × claim-ahead × store-failure × queue type × delay queues on the
@@ -107,6 +109,59 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return modes;
     }
 
+    /** How many times a batch consumer without the ledger is in {@link #schedule()} (see {@link #weight()}). */
+    static final int BATCH_WITHOUT_LEDGER_WEIGHT = 8;
+    /** How many times a single-message consumer without the ledger on the database or Redis-like store is in it. */
+    static final int STORE_WITHOUT_LEDGER_WEIGHT = 2;
+
+    /**
+     * How often this mode runs among the seeds, against 1 for most: the modes whose windows are rare
+     * and whose failures the ledger does not catch run more often. A batch without the ledger relies
+     * on the pre-commit check of every claim in it ({@code BatchCall.mayCommit}), which only matters
+     * when a claim is lost during the batch's run (a store call frozen past the lease, a fail-over or
+     * restart of the Redis-like store) while a copy of its message arrives; the database and
+     * Redis-like stores without the ledger carry the fences and done marks nothing else catches.
+     */
+    int weight() {
+        if (batchWithoutLedger()) {
+            return BATCH_WITHOUT_LEDGER_WEIGHT;
+        }
+        return guarded && !ledger && batch == 0 && jmsDeliveries == 0 && store != Store.MEMORY ? STORE_WITHOUT_LEDGER_WEIGHT : 1;
+    }
+
+    /**
+     * A guarded batch consumer without the ledger: its pre-commit check is all that stops a second
+     * effect once a claim of the batch was lost, so its seeds run more often ({@link #weight()}) and
+     * its claims are lost more often ({@link #storeFaults()}: the Redis-like store's fail-overs are not
+     * raised, as three times as many let a fail-over lose a claim after the pre-commit check with
+     * its done mark's take-again timing out, a window the simulation does not yet attribute).
+     */
+    boolean batchWithoutLedger() {
+        return guarded && !ledger && batch > 0;
+    }
+
+    /**
+     * The order seeds run the modes in: seed {@code n} runs {@code schedule().get(n mod size)}. Every
+     * mode once, in {@link #all()}'s order, then a round of each mode of {@linkplain #weight() weight}
+     * 2 or more, then of 3 or more, and so on; so one seed always runs one mode (a seed replays its
+     * run), and the first {@code all().size()} slots hold every mode.
+     */
+    static List<Mode> schedule() {
+        List<Mode> all = all();
+        List<Mode> schedule = new ArrayList<>(all);
+        for (int round = 2; ; round++) {
+            int before = schedule.size();
+            for (Mode m : all) {
+                if (m.weight() >= round) {
+                    schedule.add(m);
+                }
+            }
+            if (schedule.size() == before) {
+                return List.copyOf(schedule);
+            }
+        }
+    }
+
     /**
      * Whether the handler's results are kept ({@code result.keep}, {@link SimResults}): with the
      * ledger, and beside the Redis-like store's claims (the database store keeps none beside its
@@ -150,8 +205,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
             a.put("batch-size", Integer.toString(batch));
             a.put("batch-linger", "5ms");
         }
-        a.put("max-attempts", "4");
-        a.put("retry-delay", brokerDelay ? "1s" : "30ms");
+        a.put("max-attempts", Integer.toString(MAX_ATTEMPTS));
+        a.put("retry-delay", retryDelay().toMillis() + "ms");
         a.put("retry-max-delay", brokerDelay ? "4s" : "120ms");
         a.put("retry-broker-delay-above", "1s");
         a.put("confirm-timeout", "300ms");
@@ -166,13 +221,19 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return a;
     }
 
+    /** The channel's {@code retry-delay}: how long a BUSY or RETRY delivery is held before it goes back. */
+    Duration retryDelay() {
+        return Duration.ofMillis(brokerDelay ? 1_000 : 30);
+    }
+
     /** How many messages the consumer asks for at first (Reactive Messaging's buffer). */
     int requests() {
         return claimAhead > 0 ? PREFETCH : 1;
     }
 
+    /** The store's network faults per call; a frozen call (two leases) is what loses a running batch's claims, more often where only the pre-commit check guards them. */
     SimStore.Faults storeFaults() {
-        return new SimStore.Faults(0.01, 0.01, 0.003, LEASE.multipliedBy(2));
+        return new SimStore.Faults(0.01, 0.01, batchWithoutLedger() ? 0.012 : 0.003, LEASE.multipliedBy(2));
     }
 
     SimDatabase.Faults databaseFaults() {

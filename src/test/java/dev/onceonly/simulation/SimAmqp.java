@@ -42,10 +42,13 @@ final class SimAmqp {
     private final SimBroker broker;
     private final SimLoop loop;
     private final Trace trace;
+    private final SettlementWatch watch;
     private Faults faults = Faults.NONE;
 
-    SimAmqp(SimBroker broker) {
+    /** @param watch told of every delivery and of what the connector does with it */
+    SimAmqp(SimBroker broker, SettlementWatch watch) {
         this.broker = broker;
+        this.watch = watch;
         this.loop = broker.loop;
         this.trace = broker.trace;
     }
@@ -159,6 +162,7 @@ final class SimAmqp {
         int prefetch;
         final Map<Long, SimBroker.Message> unacked = new LinkedHashMap<>();
         private final Map<Long, SimBroker.Queue> unackedFrom = new LinkedHashMap<>();
+        private final Map<Long, SettlementWatch.Delivered> watched = new LinkedHashMap<>();
         private long nextTag = 1;
         private Consumer consumer;
         private String consumerTag;
@@ -308,6 +312,8 @@ final class SimAmqp {
             long tag = nextTag++;
             unacked.put(tag, m);
             unackedFrom.put(tag, q);
+            SettlementWatch.Delivered delivered = watch.delivered(m);
+            watched.put(tag, delivered);
             Envelope env = new Envelope(tag, m.redelivered, m.exchange, m.routingKey);
             AMQP.BasicProperties props = SimBroker.delivered(q, m);
             Consumer c = consumer;
@@ -316,7 +322,7 @@ final class SimAmqp {
                     + (m.deliveryCount > 0 ? " count " + m.deliveryCount : ""));
             callback(() -> {
                 try {
-                    c.handleDelivery(t, env, props, m.body);
+                    c.handleDelivery(t, env, props, delivered.body);
                 } catch (IOException e) {
                     throw new IllegalStateException(e);
                 }
@@ -332,6 +338,7 @@ final class SimAmqp {
         private void settle(long tag, boolean requeue, String what) {
             SimBroker.Message m = unacked.remove(tag);
             SimBroker.Queue from = unackedFrom.remove(tag);
+            SettlementWatch.Delivered delivered = watched.remove(tag);
             if (m == null) {
                 // RabbitMQ closes the channel: PRECONDITION_FAILED - unknown delivery tag.
                 trace.violation(conn.name + "#" + number + " " + what + " of unknown delivery tag " + tag + " (settled twice?)");
@@ -340,6 +347,12 @@ final class SimAmqp {
                 return;
             }
             trace.event(conn.name + " " + what + (what.equals("nack") && requeue ? " requeue " : " ") + m.messageId() + " tag " + tag);
+            String which = conn.name + " " + m.messageId() + " tag " + tag;
+            if (what.equals("ack")) {
+                watch.acked(delivered, which);
+            } else if (requeue) {
+                watch.requeued(delivered, which);
+            }
             if (what.equals("nack")) {
                 if (requeue && closing.contains(conn.exec.owner)) {
                     broker.returned(from, m); // what a stopping instance still had at its drain timeout: as if it died
@@ -354,6 +367,7 @@ final class SimAmqp {
 
         private void publish(String exchange, String routingKey, boolean mandatory, AMQP.BasicProperties props, byte[] body) {
             long seq = confirms ? nextSeq++ : 0;
+            watch.published(props.getHeaders(), body, conn.name + " " + props.getMessageId());
             List<SimBroker.Queue> to = broker.route(exchange, routingKey);
             if (to == null) {
                 ShutdownSignalException sig = new ShutdownSignalException(false, false,
@@ -415,6 +429,7 @@ final class SimAmqp {
             }
             unacked.clear();
             unackedFrom.clear();
+            watched.clear();
             conn.channels.remove(this);
             if (sig != null && !conn.exec.owner.dead) {
                 Consumer c = consumer;

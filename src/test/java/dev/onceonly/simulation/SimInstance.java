@@ -1,5 +1,6 @@
 package dev.onceonly.simulation;
 
+import dev.onceonly.api.GuardEvent;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.internal.engine.ConsumerSettings;
 import dev.onceonly.internal.engine.Decision;
@@ -108,6 +109,21 @@ final class SimInstance {
         return jms != null ? jms.inProgress() : connector.unsettled();
     }
 
+    /** The hand-over between the channel and the consumer method. */
+    Handover handover() {
+        return handover;
+    }
+
+    /** {@return the message-driven bean's container, or null (not a JMS mode)} */
+    SimJmsListener jmsListener() {
+        return jms;
+    }
+
+    /** {@return this instance's outbox and relay, or null (not an outbox mode)} */
+    SimOutboxSide outbox() {
+        return outbox;
+    }
+
     boolean alive() {
         return !owner.dead;
     }
@@ -214,6 +230,7 @@ final class SimInstance {
             world.loop.trace.violation(name + ": no delivery posted for the payload handed over");
             return;
         }
+        GuardEvent handed = null;
         try {
             if (world.mode.guarded()) {
                 Decision<Object> decision = engine.guard(settings, d, null,
@@ -223,9 +240,11 @@ final class SimInstance {
                     world.results.duplicate(keys.derive(settings, d.message(), null).storeKey());
                 }
                 if (!decision.pending()) {
-                    d.decided(decision.event());
+                    handed = decision.event();
+                    d.decided(handed);
                 }
                 if (decision.refused()) {
+                    world.settlements.decided(this, d, handed, null, null);
                     if (d.settlesFromDecision()) {
                         m.ack();
                     } else {
@@ -241,9 +260,11 @@ final class SimInstance {
             throw c;
         } catch (Exception | Error e) {
             world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
+            world.settlements.decided(this, d, handed, null, e);
             m.nack(e);
             return;
         }
+        world.settlements.decided(this, d, handed, null, null);
         m.ack();
     }
 
@@ -273,6 +294,7 @@ final class SimInstance {
                     if (!decision.pending()) {
                         d.decided(decision.event(), decision.failure());
                     }
+                    world.settlements.decided(this, d, decision.pending() ? null : decision.event(), decision.failure(), null);
                     if (!decision.refused() && decision.outcome() == Outcome.FAILED) {
                         world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
                     }
@@ -281,12 +303,14 @@ final class SimInstance {
                 for (Dispatch d : batch) {
                     work(d);
                 }
+                batch.forEach(d -> world.settlements.decided(this, d, null, null, null));
             }
         } catch (SimLoop.Crash c) {
             throw c;
         } catch (Exception | Error e) {
             for (Dispatch d : batch) {
                 world.attemptFailed(world.chain(d.message().messageId(), d.message().body(), d.message().headers()));
+                world.settlements.decided(this, d, null, null, e);
             }
             m.nack(e);
             return;

@@ -4,6 +4,7 @@ import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.Outbox;
 import dev.onceonly.api.OutboxMessage;
 import dev.onceonly.internal.outbox.OutboxRelay;
+import dev.onceonly.internal.outbox.SimRelayState;
 import dev.onceonly.internal.outbox.jpa.JtaOutbox;
 import dev.onceonly.internal.rabbitmq.SimOutboxEndpoint;
 import dev.onceonly.spi.MessageTracing;
@@ -14,6 +15,7 @@ import dev.onceonly.internal.outbox.OutboxStore;
 import dev.onceonly.spi.TransactionRunner;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -45,6 +47,7 @@ final class SimOutboxSide {
     private final TransactionRunner transactions;
     private final Outbox outbox;
     private final String connection;
+    private final OutboxRelay relay;
 
     SimOutboxSide(World world, SimLoop.Owner owner, SimExecutor exec, TransactionRunner transactions, String name) {
         this.world = world;
@@ -54,9 +57,14 @@ final class SimOutboxSide {
         OutboxPublisher endpoint = SimOutboxEndpoint.start(exec, (channel, role) -> world.amqp.connect(exec, connection),
                 world.loop::now, world.loop.random::nextDouble, CONFIRM_TIMEOUT);
         OutboxStore store = world.outbox.store(owner, transactions, world.mode.relayEarlyStopChance());
-        OutboxRelay relay = new OutboxRelay(store, new Checked(endpoint), SETTINGS, world.clock(), exec, exec, OutboxListener.NONE);
+        this.relay = new OutboxRelay(store, new Checked(endpoint), SETTINGS, world.clock(), exec, exec, OutboxListener.NONE);
         this.outbox = new JtaOutbox(store, new SimTransactionRegistry(world.db),
                 relay::committed, world.clock(), MessageTracing.NONE);
+    }
+
+    /** {@return what the relay still holds, by name: every one of them 0 once the world is at rest} */
+    Map<String, Integer> held() {
+        return SimRelayState.held(relay);
     }
 
     /**

@@ -4,6 +4,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Assumptions;
 
 import java.util.List;
+import java.util.LongSummaryStatistics;
+import java.util.Map;
+import java.util.stream.Collectors;
 import java.util.function.Predicate;
 import java.util.stream.LongStream;
 
@@ -12,22 +15,25 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The deterministic simulation in the build: {@code sim.seeds} seeds (2,000 by default) from
- * {@code sim.first}, every mode in turn. A failure prints the shrunk trace and the command that
+ * The deterministic simulation in the build: {@code sim.seeds} seeds (3,000 by default) from
+ * {@code sim.first}, every mode in turn, the rarely failing ones more often ({@link Mode#weight()}). A failure prints the shrunk trace and the command that
  * replays it ({@code -Dtest=SimulationTest#replay -Dsim.seed=N}).
  */
 class SimulationTest {
 
     private static final long FIRST = Long.getLong("sim.first", 1);
-    private static final long SEEDS = Long.getLong("sim.seeds", 2_000);
+    private static final long SEEDS = Long.getLong("sim.seeds", 3_000);
 
     @Test
     void everyInvariantHoldsForEverySeed() {
         long t0 = System.nanoTime();
         List<Simulation.Result> failed = Simulation.runSeeds(FIRST, SEEDS);
         long millis = (System.nanoTime() - t0) / 1_000_000;
-        System.out.printf("simulation: %d seeds from %d, %d modes, %d failed, %d ms (%.0f seeds/s)%n", SEEDS, FIRST,
-                Mode.all().size(), failed.size(), millis, SEEDS * 1000.0 / Math.max(1, millis));
+        Map<Mode, Long> runs = LongStream.range(FIRST, FIRST + SEEDS).mapToObj(Simulation::modeOf)
+                .collect(Collectors.groupingBy(m -> m, Collectors.counting()));
+        LongSummaryStatistics perMode = runs.values().stream().mapToLong(Long::longValue).summaryStatistics();
+        System.out.printf("simulation: %d seeds from %d, %d modes (%d to %d runs each), %d failed, %d ms (%.0f seeds/s)%n", SEEDS, FIRST,
+                Mode.all().size(), perMode.getMin(), perMode.getMax(), failed.size(), millis, SEEDS * 1000.0 / Math.max(1, millis));
         if (!failed.isEmpty()) {
             Simulation.Result shrunk = Simulation.shrink(failed.get(0));
             String seeds = String.join("\n  ", failed.stream().limit(40)

@@ -41,6 +41,8 @@ final class World {
     final SimLoop loop;
     final SimBroker broker;
     final SimAmqp amqp;
+    /** Checks each broker action the connector takes against the rules. */
+    final SettlementWatch settlements = new SettlementWatch(this);
     final SimDatabase db;
     /** The outbox table, in outbox modes; null otherwise. */
     final SimOutbox outbox;
@@ -71,7 +73,7 @@ final class World {
         this.loop = new SimLoop(seed, trace);
         trace.clock(loop);
         this.broker = new SimBroker(loop, trace, this::chain);
-        this.amqp = new SimAmqp(broker);
+        this.amqp = new SimAmqp(broker, settlements);
         amqp.faults(mode.brokerFaults());
         this.jms = mode.jmsDeliveries() > 0 ? new SimJms(loop, mode.jmsDeliveries()) : null;
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
@@ -197,7 +199,7 @@ final class World {
 
     private boolean settled() {
         for (SimInstance in : instances) {
-            if (in.alive() && in.unsettled() > 0) {
+            if (in.alive() && !AtRest.holdsNothing(in)) {
                 return false;
             }
         }
@@ -232,6 +234,11 @@ final class World {
             loop.trace.violation(chain + ": attempt " + attempt + " after " + failures.getOrDefault(chain, 0)
                     + " failures and " + broker.returnsNotByConnector.getOrDefault(chain, 0) + " returns by a closed channel");
         }
+    }
+
+    /** {@return the handler failures of {@code chain} so far} */
+    int failures(String chain) {
+        return failures.getOrDefault(chain, 0);
     }
 
     /** A delivery of {@code chain} failed (nacked as FAILED): one attempt spent. */

@@ -41,6 +41,11 @@ final class CompletionRetries {
                 Durations.format(claim.settings.lease().multipliedBy(LEASES)));
     }
 
+    /** {@return how many completions are being retried now (a read for checks, no decision)} */
+    int retrying() {
+        return sweep.held();
+    }
+
     /** Stops retrying; claims still held are left to their leases. */
     void stop() {
         sweep.stop();

@@ -211,6 +211,11 @@ final class Finaliser {
         return inFlight.get();
     }
 
+    /** {@return completions the store failed that are being retried now (a read for checks, no decision)} */
+    int completionsRetried() {
+        return completionRetries.retrying();
+    }
+
     /** Whether {@link #close} began: new work (claims ahead) is not started. */
     boolean closing() {
         return closing;

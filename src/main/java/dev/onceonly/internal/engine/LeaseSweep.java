@@ -74,6 +74,11 @@ final class LeaseSweep {
         return held.remove(lease);
     }
 
+    /** {@return how many leases it renews now: held and not yet dropped (a read for checks, no decision)} */
+    int held() {
+        return held.size();
+    }
+
     /** Milliseconds between two sweeps: a failed renewal is retried after that. */
     long periodMillis() {
         return periodMillis;

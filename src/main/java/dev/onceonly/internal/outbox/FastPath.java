@@ -76,6 +76,11 @@ final class FastPath {
         startDrain();
     }
 
+    /** {@return how many committed rows' ids wait for the worker (a read for checks, no decision)} */
+    int queued() {
+        return queued.get();
+    }
+
     /** Starts the worker, at once or when the gather is over, unless one runs or waits (or the fast path is closed). */
     private void startDrain() {
         if (!closed && draining.compareAndSet(false, true)) {

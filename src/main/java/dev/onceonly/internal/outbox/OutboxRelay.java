@@ -99,6 +99,19 @@ public final class OutboxRelay implements AutoCloseable {
         fastPath.committed(rows);
     }
 
+    /** {@return how many committed rows' ids wait in the fast path for its worker (a read for checks, no decision)} */
+    int fastPathQueued() {
+        return fastPath.queued();
+    }
+
+    /**
+     * {@return how many rows handed to the fast path it has not relayed yet, by the commit times kept
+     * for their latency (a read for checks, no decision)}
+     */
+    int committedNotRelayed() {
+        return committedAt.size();
+    }
+
     /** The fast path's relay of rows just committed. */
     private void relayCommitted(List<Long> batch) {
         try {

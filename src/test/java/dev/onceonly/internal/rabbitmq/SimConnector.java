@@ -7,6 +7,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 import org.reactivestreams.Subscriber;
 
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -18,7 +19,7 @@ import java.util.function.LongSupplier;
  * The real incoming channel ({@link InboundChannel}: consumer, settlement, dispositions, retry copies,
  * dead letters, delay queues, signatures, the claim-ahead line) on the simulation's broker,
  * threads, clock and random source, for {@code dev.onceonly.simulation}. Only construction and a
- * look at its internal queues' lengths cross the package line here; everything else is the
+ * look at its internal structures' sizes cross the package line here; everything else is the
  * connector's own code.
  */
 public final class SimConnector {
@@ -55,6 +56,14 @@ public final class SimConnector {
     /** {@return the length of the claim-ahead line, 0 without one} */
     public int claimAheadLine() {
         return channel.claimAheadLineLength();
+    }
+
+    /** {@return what the channel still holds, by name: every one of them 0 once the world is at rest} */
+    public Map<String, Integer> held() {
+        Map<String, Integer> held = new LinkedHashMap<>();
+        held.put("unsettled deliveries", channel.unsettledCount());
+        held.put("deliveries in the claim-ahead line", channel.claimAheadLineLength());
+        return held;
     }
 
     public int prefetch() {
