@@ -1,9 +1,9 @@
 package dev.onceonly.simulation;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Assumptions;
 
 import java.util.List;
+import java.util.Set;
 import java.util.LongSummaryStatistics;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -67,15 +67,28 @@ class SimulationTest {
     /**
      * {@code -Dsim.seed=N [-Dsim.withhold=i,j]}: runs one seed and prints its trace; {@code
      * -Dsim.events=N -Dsim.print=N} keep and print more of it, {@code -Dsim.storeCalls=true} adds
-     * every claim-store call.
+     * every claim-store call. Without {@code sim.seed} (every build) it checks what a failure's
+     * report relies on: the command printed for a run with faults withheld, read back as this
+     * method reads it, replays that run exactly.
      */
     @Test
     void replay() {
         String seed = System.getProperty("sim.seed");
-        Assumptions.assumeTrue(seed != null, "set -Dsim.seed=N to replay a seed");
-        long s = Long.parseLong(seed);
-        Simulation.Result r = Simulation.run(s, Simulation.modeOf(s), Simulation.parseWithheld(System.getProperty("sim.withhold")));
-        System.out.println(Simulation.report(r));
-        assertTrue(!r.failed(), "seed " + s + " fails");
+        if (seed != null) {
+            long s = Long.parseLong(seed);
+            Simulation.Result r = Simulation.run(s, Simulation.modeOf(s), Simulation.parseWithheld(System.getProperty("sim.withhold")));
+            System.out.println(Simulation.report(r));
+            assertTrue(!r.failed(), "seed " + s + " fails");
+            return;
+        }
+        Simulation.Result shrunkLike = Simulation.run(8, Simulation.modeOf(8), Set.of(0, 2));
+        String command = Simulation.replayCommand(shrunkLike);
+        long s = Long.parseLong(command.replaceAll(".*-Dsim\\.seed=(\\d+).*", "$1"));
+        Set<Integer> withheld = Simulation.parseWithheld(command.replaceAll(".*-Dsim\\.withhold=([0-9,]+).*", "$1"));
+        Simulation.Result again = Simulation.run(s, Simulation.modeOf(s), withheld);
+        assertEquals(Set.of(0, 2), withheld, command);
+        assertEquals(shrunkLike.trace().faults(), again.trace().faults(), command);
+        assertEquals(shrunkLike.trace().eventsBeforeViolation(), again.trace().eventsBeforeViolation(), command);
+        assertFalse(Simulation.run(8).trace().faults().equals(again.trace().faults()), "withholding faults changed nothing");
     }
 }
