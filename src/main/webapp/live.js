@@ -172,7 +172,9 @@ async function refreshDeadLetters() {
 
 async function replay(id, row, button) {
   button.disabled = true;
-  const r = await fetch('api/dead-letters/' + encodeURIComponent(id) + '/replay', {method: 'POST'});
+  // A JSON body, as the server requires of a call that changes the queue (a cross-site form cannot send one).
+  const r = await fetch('api/dead-letters/' + encodeURIComponent(id) + '/replay',
+    {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'});
   if (r.ok) {
     const result = await r.json();
     replayed.add(id);

@@ -21,7 +21,14 @@ public interface MessageView {
     /** {@return the application headers; empty when there are none} Never null. */
     Map<String, Object> headers();
 
-    /** {@return the message body exactly as delivered} Never null. Callers must not modify it. */
+    /**
+     * The body, read by the guard only when the key strategy or the conflict comparison needs it.
+     *
+     * @return the message body exactly as delivered; never null. Callers must not modify it.
+     * @throws UnsupportedOperationException when the transport cannot give the body without an unsafe
+     *         read (a JMS {@code ObjectMessage}, which only Java deserialization opens), with the reason:
+     *         a key or a comparison that needs the body then refuses the message ({@code REJECTED})
+     */
     byte[] body();
 
     /**

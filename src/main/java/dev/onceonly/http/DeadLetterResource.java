@@ -6,15 +6,16 @@ import dev.onceonly.api.DeadLetterPage;
 import dev.onceonly.api.DeadLetterQueue;
 import dev.onceonly.api.DeadLetterQueues;
 import dev.onceonly.api.ReplayResult;
-import dev.onceonly.internal.support.Durations;
 import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
+import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -23,13 +24,14 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The dead-letter operations over HTTP, for an application to mount under its own path and role:
@@ -48,15 +50,24 @@ import java.util.List;
  * </pre>
  * Under that path: {@code GET /} the channels; {@code GET /{channel}} a page of dead letters
  * ({@code outcome}, {@code reason}, {@code consumer}, {@code older-than} filter it; {@code offset},
- * {@code limit} page it); {@code GET /{channel}/{id}} one; {@code GET /{channel}/{id}/body} its body
- * (the one call that returns it); {@code POST /{channel}/{id}/replay} and {@code DELETE
- * /{channel}/{id}} one; {@code POST /{channel}/replay} and {@code POST /{channel}/discard} all
- * matching the filters, or with {@code dry-run=true} only those they would touch. A replay waits
- * {@code wait} (default 5s) for the guard's decision. JSON, never a key or a body but on the body's call.
+ * {@code limit} (50 by default, at most 500) page it); {@code GET /{channel}/{id}} one; {@code GET
+ * /{channel}/{id}/body} its body (the one call that returns it); {@code DELETE /{channel}/{id}}
+ * discards one.
+ *
+ * <p>The calls that change the queue take their parameters from a JSON body, never from the query,
+ * and refuse any other body type (415): a page on another site that an operator's browser visits
+ * can post a form with the operator's session, but not {@code application/json} without a CORS
+ * preflight. {@code POST /{channel}/{id}/replay} with {@code {"wait":"5s"}} replays one;
+ * {@code POST /{channel}/replay} and {@code POST /{channel}/discard} with the filters
+ * ({@code {"outcome":"FAILED","reason":"timeout","consumer":"inventory","olderThan":"1h"}}) act on
+ * all matching, or with {@code "dryRun":true} list a page ({@code offset}, {@code limit}) of those
+ * they would touch, with how many match. A replay waits {@code wait} (default 5s, at most a minute;
+ * more is refused, not shortened) for the guard's decision. A refused request is answered with a
+ * problem (RFC 9457) naming the field. JSON, never a key or a body but on the body's call.
  */
 public abstract class DeadLetterResource {
 
-    private static final String DEFAULT_WAIT = "5s";
+    private static final String PROBLEM_JSON = "application/problem+json";
 
     @Inject
     DeadLetterQueues queues;
@@ -111,7 +122,7 @@ public abstract class DeadLetterResource {
      * @param consumer filter: the consumer
      * @param olderThan filter: dead-lettered longer ago than this ({@code 1h}, {@code PT1H})
      * @param offset matching dead letters to skip
-     * @param limit at most this many
+     * @param limit at most this many (at most 500)
      * @return the page
      */
     @GET
@@ -121,7 +132,13 @@ public abstract class DeadLetterResource {
                            @QueryParam("reason") String reason, @QueryParam("consumer") String consumer,
                            @QueryParam("older-than") String olderThan, @QueryParam("offset") @DefaultValue("0") int offset,
                            @QueryParam("limit") @DefaultValue("50") int limit) {
-        DeadLetterPage page = queue(security, channel).list(filter(outcome, reason, consumer, olderThan), offset, limit);
+        DeadLetterQueue q = queue(security, channel);
+        try {
+            DeadLetterRequest.checkPage(offset, limit);
+        } catch (DeadLetterRequest.Refused e) {
+            throw problem(e);
+        }
+        DeadLetterPage page = q.list(filter(outcome, reason, consumer, olderThan), offset, limit);
         return Json.createObjectBuilder().add("matching", page.matching()).add("inQueue", page.inQueue())
                 .add("letters", letters(page.letters())).build();
     }
@@ -156,42 +173,42 @@ public abstract class DeadLetterResource {
      * @param security the caller, as the server authenticated it
      * @param channel the channel
      * @param id the dead letter
-     * @param wait how long to wait for the guard's decision
+     * @param contentType the body's type: {@code application/json} only
+     * @param body a JSON object: {@code wait} ({@code "5s"} by default, at most a minute; {@code "0"} does not wait)
      * @return what became of it
      */
     @POST
     @Path("{channel}/{id}/replay")
+    @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
     public JsonObject replay(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id,
-                             @QueryParam("wait") @DefaultValue(DEFAULT_WAIT) String wait) {
-        return json(queue(security, channel).replay(id, duration("wait", wait)));
+                             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
+        DeadLetterQueue q = queue(security, channel);
+        return json(q.replay(id, request(contentType, body, DeadLetterRequest.ONE).waitFor()));
     }
 
     /**
      * @param security the caller, as the server authenticated it
      * @param channel the channel
-     * @param outcome filter: the outcome
-     * @param reason filter: a piece of the reason
-     * @param consumer filter: the consumer
-     * @param olderThan filter: dead-lettered longer ago than this
-     * @param dryRun only list the dead letters it would replay
-     * @param wait how long to wait for the guard's decisions, in all
-     * @return what became of each, or what would be replayed
+     * @param contentType the body's type: {@code application/json} only
+     * @param body a JSON object: the filters {@code outcome}, {@code reason}, {@code consumer},
+     *             {@code olderThan}; {@code dryRun} to list, a page ({@code offset}, {@code limit})
+     *             at a time, what it would replay; {@code wait} for the guard's decisions, in all
+     * @return what became of each, or a page of what would be replayed
      */
     @POST
     @Path("{channel}/replay")
+    @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject replayAll(@Context SecurityContext security, @PathParam("channel") String channel, @QueryParam("outcome") String outcome,
-                                @QueryParam("reason") String reason, @QueryParam("consumer") String consumer,
-                                @QueryParam("older-than") String olderThan, @QueryParam("dry-run") boolean dryRun,
-                                @QueryParam("wait") @DefaultValue(DEFAULT_WAIT) String wait) {
+    public JsonObject replayAll(@Context SecurityContext security, @PathParam("channel") String channel,
+                                @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
         DeadLetterQueue q = queue(security, channel);
-        DeadLetterFilter f = filter(outcome, reason, consumer, olderThan);
-        if (dryRun) {
-            return Json.createObjectBuilder().add("dryRun", true).add("letters", letters(q.list(f, 0, Integer.MAX_VALUE).letters())).build();
+        DeadLetterRequest r = request(contentType, body, DeadLetterRequest.REPLAY_ALL);
+        if (r.dryRun()) {
+            return dryRun(q, r);
         }
         JsonArrayBuilder a = Json.createArrayBuilder();
-        q.replayAll(f, duration("wait", wait)).forEach(r -> a.add(json(r)));
+        q.replayAll(r.filter(), r.waitFor()).forEach(result -> a.add(json(result)));
         return Json.createObjectBuilder().add("results", a).build();
     }
 
@@ -205,50 +222,67 @@ public abstract class DeadLetterResource {
     @Path("{channel}/{id}")
     @Produces(MediaType.APPLICATION_JSON)
     public JsonObject discard(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id) {
+        // DELETE needs no body: a cross-site page cannot send one without a CORS preflight.
         return queue(security, channel).discard(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
     }
 
     /**
      * @param security the caller, as the server authenticated it
      * @param channel the channel
-     * @param outcome filter: the outcome
-     * @param reason filter: a piece of the reason
-     * @param consumer filter: the consumer
-     * @param olderThan filter: dead-lettered longer ago than this
-     * @param dryRun only list the dead letters it would discard
-     * @return the discarded dead letters, or those it would discard
+     * @param contentType the body's type: {@code application/json} only
+     * @param body a JSON object: the filters {@code outcome}, {@code reason}, {@code consumer},
+     *             {@code olderThan}; {@code dryRun} to list, a page ({@code offset}, {@code limit})
+     *             at a time, what it would discard
+     * @return the discarded dead letters, or a page of those it would discard
      */
     @POST
     @Path("{channel}/discard")
+    @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    public JsonObject discardAll(@Context SecurityContext security, @PathParam("channel") String channel, @QueryParam("outcome") String outcome,
-                                 @QueryParam("reason") String reason, @QueryParam("consumer") String consumer,
-                                 @QueryParam("older-than") String olderThan, @QueryParam("dry-run") boolean dryRun) {
+    public JsonObject discardAll(@Context SecurityContext security, @PathParam("channel") String channel,
+                                 @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
         DeadLetterQueue q = queue(security, channel);
-        DeadLetterFilter f = filter(outcome, reason, consumer, olderThan);
-        List<DeadLetter> letters = dryRun ? q.list(f, 0, Integer.MAX_VALUE).letters() : q.discardAll(f);
-        return Json.createObjectBuilder().add("dryRun", dryRun).add("letters", letters(letters)).build();
+        DeadLetterRequest r = request(contentType, body, DeadLetterRequest.DISCARD_ALL);
+        if (r.dryRun()) {
+            return dryRun(q, r);
+        }
+        return Json.createObjectBuilder().add("dryRun", false).add("letters", letters(q.discardAll(r.filter()))).build();
+    }
+
+    /** What a call would touch, paged like a listing. */
+    private static JsonObject dryRun(DeadLetterQueue q, DeadLetterRequest r) {
+        DeadLetterPage page = q.list(r.filter(), r.offset(), r.limit());
+        return Json.createObjectBuilder().add("dryRun", true).add("matching", page.matching()).add("inQueue", page.inQueue())
+                .add("letters", letters(page.letters())).build();
+    }
+
+    /** The call's body, or its refusal as a problem response (RFC 9457). */
+    private static DeadLetterRequest request(String contentType, String body, Set<String> fields) {
+        try {
+            return DeadLetterRequest.parse(contentType, body, fields);
+        } catch (DeadLetterRequest.Refused e) {
+            throw problem(e);
+        }
     }
 
     private static DeadLetterFilter filter(String outcome, String reason, String consumer, String olderThan) {
-        return new DeadLetterFilter(blankToNull(outcome), blankToNull(reason), blankToNull(consumer),
-                blankToNull(olderThan) == null ? null : duration("older-than", olderThan));
+        try {
+            return new DeadLetterFilter(blankToNull(outcome), blankToNull(reason), blankToNull(consumer),
+                    blankToNull(olderThan) == null ? null : DeadLetterRequest.duration("older-than", olderThan));
+        } catch (DeadLetterRequest.Refused e) {
+            throw problem(e);
+        }
     }
 
     private static String blankToNull(String s) {
         return s == null || s.isBlank() ? null : s;
     }
 
-    private static Duration duration(String name, String value) {
-        if (value.equals("0") || value.equals("0s")) {
-            return Duration.ZERO;
-        }
-        Duration d = Durations.parse(value);
-        if (d == null) {
-            throw new WebApplicationException(Response.status(Response.Status.BAD_REQUEST).type(MediaType.TEXT_PLAIN)
-                    .entity(name + ": " + Durations.ACCEPTED + ", or 0").build());
-        }
-        return d;
+    private static WebApplicationException problem(DeadLetterRequest.Refused refused) {
+        Response.Status status = Response.Status.fromStatusCode(refused.status());
+        String problem = Json.createObjectBuilder().add("type", "about:blank").add("title", status.getReasonPhrase())
+                .add("status", refused.status()).add("detail", refused.getMessage()).build().toString();
+        return new WebApplicationException(Response.status(status).type(PROBLEM_JSON).entity(problem).build());
     }
 
     private static JsonArrayBuilder letters(List<DeadLetter> letters) {

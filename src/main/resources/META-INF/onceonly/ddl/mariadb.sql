@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS onceonly_outbox (
 ALTER TABLE onceonly_outbox ADD COLUMN IF NOT EXISTS app_scope VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT '' NOT NULL;
 CREATE INDEX IF NOT EXISTS onceonly_outbox_source ON onceonly_outbox (source_key, id);
 -- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
--- expires_at is epoch milliseconds. claim_key compares case-sensitively, like the ledger's msg_id.
+-- expires_at is epoch milliseconds; a released row holds minus its release time (expired for every clock). claim_key compares case-sensitively, like the ledger's msg_id.
 CREATE TABLE IF NOT EXISTS onceonly_claim (
     claim_key   VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     token       VARCHAR(64)  NOT NULL,

@@ -46,7 +46,7 @@ CREATE INDEX IF NOT EXISTS onceonly_outbox_state ON onceonly_outbox (state, id);
 -- The relay hands out a row only after the earlier pending rows of its source: looked up by source.
 CREATE INDEX IF NOT EXISTS onceonly_outbox_source ON onceonly_outbox (source_key, id);
 -- The claim store of the database-only mode (onceonly.store=database). state: 0 in progress, 1 done.
--- expires_at is epoch milliseconds.
+-- expires_at is epoch milliseconds; a released row holds minus its release time (expired for every clock).
 CREATE TABLE IF NOT EXISTS onceonly_claim (
     claim_key   VARCHAR(200) NOT NULL,
     token       VARCHAR(64)  NOT NULL,

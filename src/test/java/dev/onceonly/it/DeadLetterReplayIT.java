@@ -147,10 +147,25 @@ class DeadLetterReplayIT {
         for (HttpRequest r : new HttpRequest[] {
                 HttpRequest.newBuilder(URI.create(base)).build(),
                 HttpRequest.newBuilder(URI.create(base + "/it-replay-fixed")).build(),
-                HttpRequest.newBuilder(URI.create(base + "/it-replay-fixed/replay")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpRequest.newBuilder(URI.create(base + "/it-replay-fixed/replay")).header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"dryRun\":true}")).build(),
                 HttpRequest.newBuilder(URI.create(base + "/it-replay-fixed/some-id")).DELETE().build()}) {
             HttpResponse<String> response = http.send(r, HttpResponse.BodyHandlers.ofString());
             assertEquals(401, response.statusCode(), r.method() + " " + r.uri() + ": " + response.body());
+        }
+    }
+
+    /** What a cross-site form can send (a form, or text) never reaches a state-changing call: refused for its type. */
+    @Test
+    void theDeadLetterResourceRefusesAFormPost() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        String base = "http://localhost:" + ItServer.PORT + "/itapp/api/ops/dead-letters/it-replay-fixed";
+        for (String type : new String[] {"application/x-www-form-urlencoded", "text/plain"}) {
+            for (String path : new String[] {"/discard", "/replay", "/some-id/replay"}) {
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", type)
+                        .POST(HttpRequest.BodyPublishers.ofString("dry-run=false")).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(415, response.statusCode(), type + " " + path + ": " + response.body());
+            }
         }
     }
 

@@ -10,6 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
+import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -78,11 +79,15 @@ public class DeadLetterList {
     }
 
     /**
+     * A JSON body ({@code {}}) only, as the library's resource takes: what a form on another site can
+     * post is refused (415) before it replays anything.
+     *
      * @param id a dead letter's id
      * @return what became of its replay: the guard's decision when it came in time
      */
     @POST
     @Path("/{id}/replay")
+    @Consumes(MediaType.APPLICATION_JSON)
     public JsonObject replay(@PathParam("id") String id) {
         ReplayResult r = orders().replay(id, REPLAY_WAIT);
         return JSON.createObjectBuilder().add("id", r.id()).add("status", r.status().name()).add("detail", r.detail()).build();

@@ -78,10 +78,10 @@ public final class KeyDeriver {
         Object[] scratch = SCRATCH.get();
         MessageDigest md = (MessageDigest) scratch[Scratch.DIGEST];
         md.reset(); // not redundant: a derivation rejected halfway leaves its pieces in the thread's digest
-        byte[] bodySha = md.digest(message.body());
-        JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(message.body(), "") : null;
+        JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(body(message), "") : null;
         String explicit = explicitKey(settings, message, parameterKey, json);
         if (explicit == null) {
+            byte[] bodySha = md.digest(body(message));
             // The content key "c:<exchange>:<routing key>:<hex sha256(body)>", fed to the digest piece
             // by piece: the same digest as hashing the whole string, without building it.
             md.update(CONTENT_TAG);
@@ -96,7 +96,7 @@ public final class KeyDeriver {
         }
         md.update(explicit.getBytes(StandardCharsets.UTF_8));
         String digest = Scratch.base64Digest(scratch, md);
-        byte[] compared = compared(settings, message.body(), bodySha, json, md);
+        byte[] compared = compared(settings, message, json, md);
         String fingerprint = compared == null ? "" : B64.encodeToString(Arrays.copyOf(compared, FINGERPRINT_BYTES));
         return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, compared);
     }
@@ -106,14 +106,14 @@ public final class KeyDeriver {
      * at the conflict fields, or nothing ({@code conflict=ignore}). Computed once here and used by
      * every layer (the claim's fingerprint, the ledger's hash), so that they decide alike.
      */
-    private byte[] compared(ConsumerSettings s, byte[] body, byte[] bodySha, JsonPointers.Document parsed, MessageDigest md) {
+    private byte[] compared(ConsumerSettings s, MessageView message, JsonPointers.Document parsed, MessageDigest md) {
         if (s.conflict() == ConflictPolicy.IGNORE) {
             return null;
         }
         if (s.conflictFields().isEmpty()) {
-            return bodySha;
+            return md.digest(body(message));
         }
-        JsonPointers.Document json = parsed != null ? parsed : parse(body, "conflict-fields need a JSON body: ");
+        JsonPointers.Document json = parsed != null ? parsed : parse(body(message), "conflict-fields need a JSON body: ");
         String canonical;
         try {
             canonical = json.canonical(s.conflictFields());
@@ -123,6 +123,19 @@ public final class KeyDeriver {
         md.reset();
         md.update(FIELDS_TAG);
         return md.digest(canonical.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The body, read only by a derivation that needs it (the content key, a JSON Pointer, a
+     * comparison): a transport that cannot give it safely (a JMS {@code ObjectMessage}, which only
+     * Java deserialization would open) says why, and the message is refused with that reason.
+     */
+    private static byte[] body(MessageView message) {
+        try {
+            return message.body();
+        } catch (UnsupportedOperationException e) {
+            throw new KeyRejectedException(e.getMessage());
+        }
     }
 
     /**

@@ -35,19 +35,28 @@ import java.util.concurrent.TimeUnit;
  * deletes (the database re-checks their condition on the row it locked).
  *
  * <p>Time is this application's clock, in epoch milliseconds: instances must keep their clocks
- * within a small part of the lease of each other (NTP does). Expired rows are deleted by a purge
- * every {@code purgeInterval}; until then an expired row counts as absent. A release expires the
- * row instead of deleting it.
+ * within a small part of the lease of each other (NTP does), and at most {@link #CLOCK_SKEW} apart.
+ * Expired rows are deleted by a purge every {@code purgeInterval}, once expired for
+ * {@link #CLOCK_SKEW}; until then an expired row counts as absent. A release expires the row for
+ * every clock instead of deleting it: its expiry is minus the release's time.
  *
  * <p>Fences: a claim that inserts the row gets the clock in microseconds; one that takes an expired
  * or released row over gets {@code max(fence + 1, clock in microseconds)} from the row, set only if
  * the row still has the fence it read. So fences grow from the row while it exists, and from the
- * clock once the purge removed it (at least a lease, or a retention, after the last claim).
+ * clock once the purge removed it. The purge keeps a row {@link #CLOCK_SKEW} past its expiry, which
+ * is never earlier than its claim: an instance whose clock is behind by less than that reads a
+ * clock above the row's fence by then, so a fence is always above every earlier claim's of its key.
  */
 public final class JdbcClaimStore implements ClaimStore {
 
     static final int IN_PROGRESS = 0;
     static final int DONE = 1;
+
+    /**
+     * How far apart the instances' clocks may be: a row stays this long past its expiry before the
+     * purge deletes it, so that a claim on a clock that far behind still takes its fence from it.
+     */
+    static final Duration CLOCK_SKEW = Duration.ofMinutes(1);
 
     /** Rounds of insert / read / take over before a claim gives up: each lost round means another caller changed the key. */
     private static final int MAX_ROUNDS = 5;
@@ -84,12 +93,13 @@ public final class JdbcClaimStore implements ClaimStore {
                 + " where claim_key = ? and expires_at <= ? and fence = ?";
         this.complete = "update " + table + " set state = 1, token = '', fingerprint = ?, expires_at = ?"
                 + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
-        // Not a delete: the row, expired at once, keeps the key's last fence for the next claim until the purge.
-        this.release = "update " + table + " set token = '', expires_at = 0"
+        // Not a delete: the row keeps the key's last fence for the next claim until the purge. Expired at
+        // once for every clock, its expiry is minus the release's time: the purge keeps it CLOCK_SKEW past that.
+        this.release = "update " + table + " set token = '', expires_at = ?"
                 + " where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.extend = "update " + table + " set expires_at = ? where claim_key = ? and token = ? and state = 0 and expires_at > ?";
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.expired = new ExpiredClaims(this::connection, table, clock);
+        this.expired = new ExpiredClaims(this::connection, table, clock, CLOCK_SKEW);
         long ms = purgeInterval.toMillis();
         this.purge = scheduler.scheduleWithFixedDelay(this::purgeQuietly, ms, ms, TimeUnit.MILLISECONDS);
     }
@@ -179,9 +189,11 @@ public final class JdbcClaimStore implements ClaimStore {
     @Override
     public HolderResult release(String key, String token) {
         return holder("release", release, s -> {
-            s.setString(1, key);
-            s.setString(2, token);
-            s.setLong(3, clock.millis());
+            long now = clock.millis();
+            s.setLong(1, -now);
+            s.setString(2, key);
+            s.setString(3, token);
+            s.setLong(4, now);
         });
     }
 
@@ -211,7 +223,7 @@ public final class JdbcClaimStore implements ClaimStore {
     }
 
     /**
-     * Deletes expired rows, in batches of about {@code batchSize}.
+     * Deletes rows expired for {@link #CLOCK_SKEW} or longer, in batches of about {@code batchSize}.
      *
      * @param batchSize rows per statement
      * @return rows deleted

@@ -35,9 +35,14 @@ import java.util.TreeMap;
  *   <li>{@code TextMessage}: the text in UTF-8;</li>
  *   <li>{@code BytesMessage}: the bytes (the message is reset afterwards, so the listener reads
  *       them all again);</li>
- *   <li>{@code MapMessage}: the entries sorted by name, {@code ObjectMessage}: the object, and
- *       {@code StreamMessage}: its values in order (reset afterwards), each in Java serialization
- *       (equal contents give equal bytes);</li>
+ *   <li>{@code MapMessage}: the entries sorted by name, and {@code StreamMessage}: its values in
+ *       order (reset afterwards), each in Java serialization (equal contents give equal bytes: the
+ *       values are the provider's primitives and strings, never an object it deserialized);</li>
+ *   <li>{@code ObjectMessage}: none. Its object is never deserialized here: Java deserialization of
+ *       whatever a producer sent, before the application chose to, runs any gadget chain on the
+ *       class path. {@link #body()} throws instead, so a key strategy and a conflict policy that need
+ *       no body (the message id or a property, with {@code conflict=ignore}) work, and one that needs
+ *       it refuses the message ({@code REJECTED}) with the reason;</li>
  *   <li>a message without a body: no bytes.</li>
  * </ul>
  * Built once per delivery; immutable afterwards.
@@ -47,9 +52,14 @@ public final class JmsMessageView implements MessageView {
     private final String destination;
     private final String messageId;
     private final Map<String, Object> headers;
+    /** {@code null} for an {@code ObjectMessage}. */
     private final byte[] body;
     private final int deliveryCount;
     private final Message message;
+
+    /** Why an {@code ObjectMessage}'s body is not read, and what works instead. */
+    static final String OBJECT_MESSAGE = "the body of a JMS ObjectMessage is never deserialized: key it by message-id or a property,"
+            + " with conflict=ignore, or send a BytesMessage or TextMessage";
 
     private JmsMessageView(Message message) throws JMSException, IOException {
         this.message = message;
@@ -104,10 +114,17 @@ public final class JmsMessageView implements MessageView {
         return headers;
     }
 
+    /**
+     * @throws UnsupportedOperationException for an {@code ObjectMessage}, whose object is never deserialized here
+     */
     @Override
     public byte[] body() {
+        if (body == null) {
+            throw new UnsupportedOperationException(OBJECT_MESSAGE);
+        }
         return body;
     }
+
 
     /** {@return this delivery's number: 1 for the first, from {@code JMSXDeliveryCount}} */
     public int attempt() {
@@ -147,9 +164,8 @@ public final class JmsMessageView implements MessageView {
             }
             return serialized(sorted);
         }
-        if (m instanceof ObjectMessage o) {
-            Serializable object = o.getObject();
-            return object == null ? new byte[0] : serialized(object);
+        if (m instanceof ObjectMessage) {
+            return null; // never getObject(): see the class
         }
         if (m instanceof StreamMessage s) {
             ArrayList<Object> values = new ArrayList<>();

@@ -9,6 +9,7 @@ import jakarta.jms.ConnectionFactory;
 import jakarta.jms.JMSContext;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
+import jakarta.jms.ObjectMessage;
 import jakarta.jms.Queue;
 import jakarta.jms.TextMessage;
 
@@ -33,8 +34,9 @@ import java.util.Set;
  *       as this instance remembers: the provider, not OnceOnly, sees its last delivery);</li>
  *   <li>{@code CONFLICT}, {@code REJECTED}: moved to the dead-letter queue with the reason, in the
  *       listener's transaction, when one is configured and the transaction may still commit; the
- *       receipt then commits with the move. Otherwise thrown, like a failure: the provider's
- *       redelivery limit and exception destination take the message;</li>
+ *       receipt then commits with the move (never an {@code ObjectMessage}: its copy would need its
+ *       object deserialized). Otherwise thrown, like a failure: the provider's redelivery limit and
+ *       exception destination take the message;</li>
  *   <li>any other refusal (a {@code DUPLICATE} found by the ledger, which spoiled the transaction):
  *       thrown.</li>
  * </ul>
@@ -131,7 +133,9 @@ public final class JmsRefusals {
             }
             return;
         }
-        if (!outcome.isPermanent() || deadLetterQueue == null || transaction.rollbackOnly()) {
+        // An ObjectMessage is not copied: only its object, deserialized, would make the copy. Rolled
+        // back, it meets the provider's redelivery limit, which moves the original as it is.
+        if (!outcome.isPermanent() || deadLetterQueue == null || transaction.rollbackOnly() || view.message() instanceof ObjectMessage) {
             throw refused;
         }
         try (JMSContext context = factory.createContext()) {

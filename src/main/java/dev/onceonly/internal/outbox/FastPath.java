@@ -44,7 +44,7 @@ final class FastPath {
     /** A worker runs, or is scheduled to run when a gather is over. */
     private final AtomicBoolean draining = new AtomicBoolean();
     /** The worker scheduled to run when a gather is over; cancelled on close. */
-    private volatile ScheduledFuture<?> gathering;
+    private volatile Gather gathering;
     /** When ({@link Clock#millis()}) the last batch ended. */
     private volatile long lastEnded = NEVER;
     private volatile boolean closed;
@@ -81,9 +81,31 @@ final class FastPath {
         return queued.get();
     }
 
+    /**
+     * One wait for a gather: its task, and whether it started. A scheduler may drop the task without
+     * running it (a managed executor cancels or aborts a task whose context is gone); whoever takes
+     * {@link #start} first, the task or a commit that found it dropped, goes on with {@link #draining}.
+     */
+    private static final class Gather {
+        private final AtomicBoolean started = new AtomicBoolean();
+        private volatile ScheduledFuture<?> task;
+
+        /** {@return true for the one caller that goes on: the task, or the commit that found it dropped} */
+        boolean start() {
+            return started.compareAndSet(false, true);
+        }
+
+        /** {@return whether its task is over without having started: it never will, and {@link #draining} is free to take} */
+        boolean dropped() {
+            ScheduledFuture<?> t = task;
+            return t != null && t.isDone() && start();
+        }
+    }
+
     /** Starts the worker, at once or when the gather is over, unless one runs or waits (or the fast path is closed). */
     private void startDrain() {
-        if (!closed && draining.compareAndSet(false, true)) {
+        Gather waiting = gathering;
+        if (!closed && (draining.compareAndSet(false, true) || waiting != null && waiting.dropped())) {
             long wait = gatherLeft();
             if (wait == 0 || !drainIn(wait)) {
                 runDrain(false);
@@ -118,17 +140,21 @@ final class FastPath {
 
     /** {@return whether the worker is scheduled to run in {@code millis}} The caller holds {@link #draining}. */
     private boolean drainIn(long millis) {
+        Gather gather = new Gather();
         try {
-            ScheduledFuture<?> later = scheduler.schedule(() -> {
+            gather.task = scheduler.schedule(() -> {
+                if (!gather.start()) {
+                    return; // a commit found it dropped and went on without it
+                }
                 if (closed) {
                     draining.set(false);
                 } else {
                     runDrain(true);
                 }
             }, millis, TimeUnit.MILLISECONDS);
-            gathering = later;
-            // close() may have read the previous future: whichever of the two cancels this one lets go of draining.
-            if (closed && later.cancel(false)) {
+            gathering = gather;
+            // close() may have read the previous gather: whichever of the two cancels this one lets go of draining.
+            if (closed && gather.task.cancel(false) && gather.start()) {
                 draining.set(false);
             }
             return true;
@@ -175,8 +201,8 @@ final class FastPath {
      */
     void close(Duration wait) {
         closed = true;
-        ScheduledFuture<?> waiting = gathering;
-        if (waiting != null && waiting.cancel(false)) {
+        Gather waiting = gathering;
+        if (waiting != null && waiting.task.cancel(false) && waiting.start()) {
             draining.set(false);
         }
         long deadline = System.nanoTime() + wait.toNanos();

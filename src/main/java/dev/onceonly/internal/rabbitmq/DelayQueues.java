@@ -1,7 +1,9 @@
 package dev.onceonly.internal.rabbitmq;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.internal.support.Durations;
 import dev.onceonly.internal.support.LogId;
 
@@ -23,10 +25,21 @@ import java.util.function.Supplier;
  * the connector's own headers, which dead-lettering leaves as they are.
  *
  * <p>Declared lazily, on the first copy for a delay, and again when the last declaration is older than
- * {@link #RENEW}: {@code x-expires} deletes a queue nobody declared for the delay plus twice that,
- * and only a declaration (not a publish) renews it, so a queue that still holds a copy is never
- * deleted under it. With {@code declare=false} the queue is only looked up (passively): an operator
- * declares it.
+ * {@link #RENEW} (an operator may have deleted it meanwhile). A delay queue never expires by itself:
+ * with at-least-once dead-lettering (below) it can hold copies for as long as the work queue is full
+ * or away, their originals acked long ago, and an {@code x-expires} would delete them with it.
+ * There are few of them (one per step of the backoff above {@code retry-broker-delay-above}), and
+ * {@code bin/onceonly-topology} lists and deletes them. With {@code declare=false} the queue is only
+ * looked up (passively): an operator declares it.
+ *
+ * <p>Versions before this one declared a delay queue with {@code x-expires} of the delay plus ten
+ * minutes ({@link #earlierArguments}), which a declaration cannot take away (PRECONDITION_FAILED).
+ * Such a classic queue, found empty, is replaced ({@link LogId#ONCE0535I}); one still holding copies
+ * is used as it is, declared again as it was (which renews its lease, as those versions did), and
+ * replaced at a later declaration once empty ({@link LogId#ONCE0536W}). A quorum one is only used as
+ * it is ({@link LogId#ONCE0537W}): RabbitMQ cannot delete a quorum queue only if empty; it is
+ * replaced once it expired empty, or an operator deleted it. A queue of that name with any other
+ * arguments is an operator's: neither deleted nor used ({@link LogId#ONCE0520W}).
  *
  * <p>The type follows the work queue's: a classic work queue gets a classic delay queue (its node is
  * the work queue's node, nothing to replicate); a quorum work queue, replicated to survive a node,
@@ -40,8 +53,11 @@ import java.util.function.Supplier;
  */
 final class DelayQueues {
 
-    /** How long a declaration is trusted before the next copy declares the queue again, renewing its lease. */
+    /** How long a declaration is trusted before the next copy declares the queue again (deleted meanwhile?). */
     static final Duration RENEW = Duration.ofMinutes(5);
+
+    /** What earlier versions added to the delay for a delay queue's {@code x-expires}. */
+    private static final Duration EARLIER_EXPIRY = Duration.ofMinutes(10);
 
     private final IncomingSettings settings;
     /** The connection to declare on: the publishing one, whose channel is not the consumer's. */
@@ -70,7 +86,13 @@ final class DelayQueues {
         args.put("x-message-ttl", delay.toMillis());
         args.put("x-dead-letter-exchange", "");
         args.put("x-dead-letter-routing-key", settings.queue());
-        args.put("x-expires", delay.plus(RENEW.multipliedBy(2)).toMillis());
+        return args;
+    }
+
+    /** The arguments earlier versions declared the delay queue for {@code delay} with: an expiry of the delay plus ten minutes. */
+    static Map<String, Object> earlierArguments(IncomingSettings settings, Duration delay) {
+        Map<String, Object> args = arguments(settings, delay);
+        args.put("x-expires", delay.plus(EARLIER_EXPIRY).toMillis());
         return args;
     }
 
@@ -109,16 +131,81 @@ final class DelayQueues {
         if (c == null || !c.isOpen()) {
             throw new IOException("the publishing connection is not open");
         }
-        // A channel of its own: a refused declaration closes the channel it ran on.
+        if (!settings.declare()) {
+            onChannel(c, ch -> ch.queueDeclarePassive(name));
+            return;
+        }
+        try {
+            onChannel(c, ch -> ch.queueDeclare(name, true, false, false, arguments(settings, delay)));
+        } catch (IOException e) {
+            if (!preconditionFailed(e)) {
+                throw e;
+            }
+            replaceEarlier(c, name, delay, e);
+        }
+    }
+
+    /**
+     * The queue exists with other arguments: an earlier version's (see the class) is replaced when
+     * empty, else used as it is; any other is left alone.
+     *
+     * @param refused the declaration's refusal, thrown when the queue is not an earlier version's
+     */
+    private void replaceEarlier(Connection c, String name, Duration delay, IOException refused) throws IOException {
+        try {
+            // Its own arguments: the broker accepts them only if they are the queue's. It also renews its lease.
+            onChannel(c, ch -> ch.queueDeclare(name, true, false, false, earlierArguments(settings, delay)));
+        } catch (IOException e) {
+            if (preconditionFailed(e)) {
+                throw refused;
+            }
+            throw e;
+        }
+        if ("quorum".equals(earlierArguments(settings, delay).get("x-queue-type"))) {
+            // A quorum queue refuses a delete only-if-empty with a connection error (RabbitMQ 3.x): that
+            // would close the publishing connection, and a delete after a count could take a copy with it.
+            LogId.ONCE0537W.log(settings.channel(), name);
+            return;
+        }
+        try {
+            onChannel(c, ch -> ch.queueDelete(name, false, true)); // only if empty: never a copy with it
+        } catch (IOException e) {
+            if (!preconditionFailed(e)) {
+                throw e;
+            }
+            LogId.ONCE0536W.log(settings.channel(), name, Durations.format(RENEW));
+            return;
+        }
+        try {
+            onChannel(c, ch -> ch.queueDeclare(name, true, false, false, arguments(settings, delay)));
+        } catch (IOException e) {
+            if (!preconditionFailed(e)) {
+                throw e;
+            }
+            // An instance of the earlier version declared it again meanwhile: used as it is, replaced later.
+            LogId.ONCE0536W.log(settings.channel(), name, Durations.format(RENEW));
+            return;
+        }
+        LogId.ONCE0535I.log(settings.channel(), name);
+    }
+
+    /** A broker operation on a channel of its own: a refused one closes the channel it ran on. */
+    private static void onChannel(Connection c, ChannelOperation operation) throws IOException {
         Channel ch = c.createChannel();
         try {
-            if (settings.declare()) {
-                ch.queueDeclare(name, true, false, false, arguments(settings, delay));
-            } else {
-                ch.queueDeclarePassive(name);
-            }
+            operation.run(ch);
         } finally {
             Connections.closeQuietly(ch);
         }
+    }
+
+    private interface ChannelOperation {
+        void run(Channel ch) throws IOException;
+    }
+
+    /** {@return whether the broker refused an operation with PRECONDITION_FAILED (406): other arguments, or a queue not empty} */
+    private static boolean preconditionFailed(IOException e) {
+        return e.getCause() instanceof ShutdownSignalException sig && sig.getReason() instanceof AMQP.Channel.Close close
+                && close.getReplyCode() == AMQP.PRECONDITION_FAILED;
     }
 }

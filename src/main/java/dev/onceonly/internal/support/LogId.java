@@ -152,6 +152,24 @@ public enum LogId {
      */
     ONCE0520W(Level.WARNING, "RabbitMQ channel '%s': delay queue '%s' could not be declared or found (%s); failed "
             + "deliveries are held unacked for their retry delay instead, keeping their prefetch slot. Tried again in %s"),
+    /** A delay queue an earlier version declared with {@code x-expires}, found empty, was replaced by one that never expires. */
+    ONCE0535I(Level.INFO, "RabbitMQ channel '%s': delay queue '%s', declared by an earlier version with an expiry, was empty "
+            + "and is replaced by one without: a delay queue holding retry copies is never deleted by expiry"),
+    /**
+     * A delay queue an earlier version declared with {@code x-expires} still holds copies: used as it
+     * is (its lease renewed), replaced once empty.
+     */
+    ONCE0536W(Level.WARNING, "RabbitMQ channel '%s': delay queue '%s' was declared by an earlier version with an expiry "
+            + "and still holds retry copies: it is used as it is and replaced once empty (looked at again in %s). Until "
+            + "then it is deleted, with its copies, if nobody declares it for its delay plus 10 minutes"),
+    /**
+     * A quorum delay queue an earlier version declared with {@code x-expires}: used as it is (its
+     * lease renewed); RabbitMQ cannot delete it only if empty, so an operator deletes it when empty.
+     */
+    ONCE0537W(Level.WARNING, "RabbitMQ channel '%s': quorum delay queue '%s' was declared by an earlier version with an "
+            + "expiry: it is used as it is, and deleted with the retry copies it holds if nobody declares it for its delay plus "
+            + "10 minutes. Delete it when it is empty (bin/onceonly-topology, or let it expire empty): it is then declared "
+            + "without an expiry"),
     /** Ledger in use: consumers, retention, purge schedule. */
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     /** Unique violation on the ledger insert, with SQLState, vendor code and the verifier's decision. */

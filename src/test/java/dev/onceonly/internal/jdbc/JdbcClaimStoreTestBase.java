@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -65,6 +66,19 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
         clock.advance(d);
     }
 
+    /** {@return whether the key has a row, expired or not} */
+    private boolean hasRow(String key) {
+        try (Connection c = pool.getConnection();
+             PreparedStatement s = c.prepareStatement("select 1 from " + db.tables().claims() + " where claim_key = ?")) {
+            s.setString(1, key);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next();
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     @Override
     protected long pttl(String key) {
         try (Connection c = pool.getConnection();
@@ -87,7 +101,7 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
         return "oo:t" + UUID.randomUUID().toString().substring(0, 8) + ":";
     }
 
-    /** The purge deletes expired rows only: an unexpired claim and a retained done key stay. */
+    /** The purge deletes rows expired for longer than the clocks may differ only: an unexpired claim and a retained done key stay. */
     @Test
     void thePurgeDeletesOnlyExpiredRows() {
         String held = prefix + "held";
@@ -97,6 +111,9 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
         store.claim(done, "t1", "fp", Duration.ofMillis(100));
         store.complete(done, "t1", "fp", Duration.ofHours(1));
         elapse(Duration.ofMillis(200));
+        ((JdbcClaimStore) store).purgeExpired(1_000);
+        assertTrue(hasRow(expired), "expired, kept for the clocks' difference");
+        elapse(JdbcClaimStore.CLOCK_SKEW);
         store.claim(held, "t2", "fp", Duration.ofSeconds(10));
         assertTrue(((JdbcClaimStore) store).purgeExpired(1) >= 1);
         assertEquals(-2, pttl(expired));
@@ -117,6 +134,39 @@ abstract class JdbcClaimStoreTestBase extends ClaimStoreContract<JdbcClaimStore>
         clock.advance(Duration.ofSeconds(-5));
         try {
             assertEquals(first + 1, store.claim(key, "t2", "fp", LEASE).fence());
+        } finally {
+            clock.advance(Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * The purge deletes a released row a moment after its release; the next claim, on an instance
+     * whose clock is a few seconds behind (within what the store allows), must still get a fence above
+     * the released claim's: a holder that outlived its claim must never win against a newer one.
+     */
+    @Test
+    void aFenceIsAboveEveryEarlierClaimsAfterThePurgeOnAClockBehind() {
+        String key = prefix + "purged";
+        long first = store.claim(key, "t1", "fp", LEASE).fence();
+        assertEquals(HolderResult.APPLIED, store.release(key, "t1"));
+        clock.advance(Duration.ofMillis(1));
+        ((JdbcClaimStore) store).purgeExpired(1_000);
+        clock.advance(Duration.ofSeconds(-5));
+        try {
+            long next = store.claim(key, "t2", "fp", LEASE).fence();
+            assertTrue(next > first, "fence " + next + " after " + first + ": went back once the purge deleted the row");
+            assertEquals(HolderResult.APPLIED, store.release(key, "t2"));
+        } finally {
+            clock.advance(Duration.ofSeconds(5));
+        }
+        // Deleted once released for longer than the clocks may differ: a clock behind by less reads more.
+        clock.advance(JdbcClaimStore.CLOCK_SKEW.plusMillis(1));
+        assertTrue(((JdbcClaimStore) store).purgeExpired(1_000) >= 1);
+        assertFalse(hasRow(key), "purged");
+        clock.advance(Duration.ofSeconds(-5));
+        try {
+            long after = store.claim(key, "t3", "fp", LEASE).fence();
+            assertTrue(after > first + 1, "fence " + after + " after the row was purged");
         } finally {
             clock.advance(Duration.ofSeconds(5));
         }

@@ -145,6 +145,38 @@ class OutboxRelayGatherTest {
         assertEquals(List.of(List.of(1L)), store.transactions(), "row 2 stays pending for the sweep of the next start");
     }
 
+    /**
+     * A scheduler may drop the gather's task: a managed executor cancels or aborts it (its context
+     * gone) without running it. The fast path must not then wait for it for ever: the next commit
+     * starts the worker, rather than every row after it waiting for the sweep.
+     */
+    @Test
+    void aGatherTheSchedulerDroppedDoesNotStopTheFastPath() throws Exception {
+        ScheduledExecutorService dropping = new java.util.concurrent.ScheduledThreadPoolExecutor(1) {
+            @Override
+            public java.util.concurrent.ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+                java.util.concurrent.ScheduledFuture<?> never = super.schedule(() -> { }, 1, TimeUnit.HOURS);
+                never.cancel(false);
+                return never;
+            }
+        };
+        try (OutboxRelay relay = new OutboxRelay(store, new AlwaysConnected(), new OutboxRelay.Settings(LONG, LONG, 4, 5, LONG,
+                Duration.ofSeconds(1), Duration.ofMillis(500)), clock, executor, dropping, OutboxListener.NONE)) {
+            relay.committed(List.of(1L));
+            store.awaitTransactions(1);
+            store.finishing.release();
+            awaitWorkerStopped(1);
+            relay.committed(List.of(2L)); // within the gather: its task is dropped
+            clock.advance(Duration.ofSeconds(1));
+            relay.committed(List.of(3L));
+            store.awaitTransactions(2);
+            store.finishing.release();
+            assertEquals(List.of(List.of(1L), List.of(2L, 3L)), store.transactions());
+        } finally {
+            dropping.shutdownNow();
+        }
+    }
+
     private void awaitWorkerStopped(long runs) throws Exception {
         Eventually.await("the worker stopped", Duration.ofSeconds(10), executor::getCompletedTaskCount, n -> n == runs);
     }

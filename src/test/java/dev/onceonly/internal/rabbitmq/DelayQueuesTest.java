@@ -141,4 +141,102 @@ class DelayQueuesTest {
         return TestChannelConfig.of(Map.of("channel-name", "delayq-unit", "queue.name", queue, "host", "127.0.0.1",
                 "queue.max-length", "10", "queue.overflow", overflow), ChannelConfig.Direction.INCOMING).incoming();
     }
+
+    /**
+     * A delay queue whose copies cannot be dead-lettered yet (at-least-once into a work queue that is
+     * full or away) keeps them: it has no {@code x-expires}, which would delete it with them, its
+     * originals acked long ago. bin/onceonly-topology lists and deletes delay queues instead.
+     */
+    @Test
+    void aDelayQueueNeverExpires() throws Exception {
+        DelayQueues queues = new DelayQueues(settings(true), () -> connection, clock::get);
+        assertEquals(Optional.of(delayQueue), queues.queueFor(DELAY));
+
+        String declared = TestRabbit.queueArguments(delayQueue);
+        assertFalse(declared.contains("x-expires"), declared);
+        assertFalse(DelayQueues.arguments(limited("reject-publish"), DELAY).containsKey("x-expires"));
+    }
+
+    /**
+     * A rolling upgrade: the delay queue exists, empty, as an earlier version declared it (with
+     * {@code x-expires}, which a declaration cannot change). It is replaced by one that never
+     * expires, not refused (PRECONDITION_FAILED would hold every retry of that delay in the consumer).
+     */
+    @Test
+    void anEmptyDelayQueueOfAnEarlierVersionIsReplaced() throws Exception {
+        try (com.rabbitmq.client.Channel ch = connection.createChannel()) {
+            ch.queueDeclare(delayQueue, true, false, false, DelayQueues.earlierArguments(settings(true), DELAY));
+        }
+        DelayQueues queues = new DelayQueues(settings(true), () -> connection, clock::get);
+        try (LogCapture log = new LogCapture()) {
+            assertEquals(Optional.of(delayQueue), queues.queueFor(DELAY));
+            assertTrue(log.lines().stream().anyMatch(l -> l.contains("ONCE0535I")), log.lines().toString());
+        }
+        String declared = TestRabbit.queueArguments(delayQueue);
+        assertFalse(declared.contains("x-expires"), declared);
+    }
+
+    /**
+     * A quorum one (at-least-once, for a quorum work queue or one that refuses when full) is used as
+     * it is and said: RabbitMQ refuses to delete a quorum queue only if empty with a connection
+     * error, which would close the publishing connection.
+     */
+    @Test
+    void aQuorumDelayQueueOfAnEarlierVersionIsUsedAsItIs() throws Exception {
+        IncomingSettings settings = limited("reject-publish");
+        try (com.rabbitmq.client.Channel ch = connection.createChannel()) {
+            ch.queueDeclare(delayQueue, true, false, false, DelayQueues.earlierArguments(settings, DELAY));
+        }
+        DelayQueues queues = new DelayQueues(settings, () -> connection, clock::get);
+        try (LogCapture log = new LogCapture()) {
+            assertEquals(Optional.of(delayQueue), queues.queueFor(DELAY));
+            assertTrue(log.lines().stream().anyMatch(l -> l.contains("ONCE0537W")), log.lines().toString());
+        }
+        assertTrue(connection.isOpen(), "the publishing connection is still open");
+        assertTrue(TestRabbit.queueArguments(delayQueue).contains("x-expires"), "not deleted");
+    }
+
+    /**
+     * The same with copies still in it: never deleted under them. It is used as it is (declared again
+     * as it was, which renews its lease as the earlier version did), said, and replaced once empty.
+     */
+    @Test
+    void aDelayQueueOfAnEarlierVersionHoldingCopiesIsKeptUntilEmpty() throws Exception {
+        Duration delay = Duration.ofMinutes(2); // the copy stays while the test runs
+        String name = DelayQueueNames.name(queue, delay);
+        try {
+            try (com.rabbitmq.client.Channel ch = connection.createChannel()) {
+                ch.queueDeclare(name, true, false, false, DelayQueues.earlierArguments(settings(true), delay));
+            }
+            rabbit.publish("", name, "copy");
+            DelayQueues queues = new DelayQueues(settings(true), () -> connection, clock::get);
+            try (LogCapture log = new LogCapture()) {
+                assertEquals(Optional.of(name), queues.queueFor(delay));
+                assertTrue(log.lines().stream().anyMatch(l -> l.contains("ONCE0536W")), log.lines().toString());
+            }
+            assertEquals(1, TestRabbit.total(name), "the copy is still there");
+
+            rabbit.purge(name);
+            clock.addAndGet(DelayQueues.RENEW.toNanos());
+            assertEquals(Optional.of(name), queues.queueFor(delay));
+            String declared = TestRabbit.queueArguments(name);
+            assertFalse(declared.contains("x-expires"), "replaced once empty: " + declared);
+        } finally {
+            rabbit.deleteQueue(name);
+        }
+    }
+
+    /** A queue of that name with arguments neither version gives it (an operator's) is neither deleted nor used. */
+    @Test
+    void aDelayQueueWithOtherArgumentsIsLeftAlone() throws Exception {
+        try (com.rabbitmq.client.Channel ch = connection.createChannel()) {
+            ch.queueDeclare(delayQueue, true, false, false, Map.of("x-message-ttl", 1234));
+        }
+        DelayQueues queues = new DelayQueues(settings(true), () -> connection, clock::get);
+        try (LogCapture log = new LogCapture()) {
+            assertEquals(Optional.empty(), queues.queueFor(DELAY));
+            assertTrue(log.lines().stream().anyMatch(l -> l.contains("ONCE0520W")), log.lines().toString());
+        }
+        assertTrue(TestRabbit.queueArguments(delayQueue).contains("1234"), "still the operator's");
+    }
 }
