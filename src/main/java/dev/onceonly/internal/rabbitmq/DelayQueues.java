@@ -167,26 +167,27 @@ final class DelayQueues {
             LogId.ONCE0537W.log(settings.channel(), name);
             return;
         }
+        // Deleted only if empty, never with a copy in it; refused when not empty, or when an instance
+        // of the earlier version declared it again between the two: used as it is, replaced later.
+        if (unlessRefused(c, ch -> ch.queueDelete(name, false, true))
+                && unlessRefused(c, ch -> ch.queueDeclare(name, true, false, false, arguments(settings, delay)))) {
+            LogId.ONCE0535I.log(settings.channel(), name);
+        } else {
+            LogId.ONCE0536W.log(settings.channel(), name, Durations.format(RENEW));
+        }
+    }
+
+    /** @return whether the operation was done; {@code false} when the broker refused it with PRECONDITION_FAILED */
+    private static boolean unlessRefused(Connection c, ChannelOperation operation) throws IOException {
         try {
-            onChannel(c, ch -> ch.queueDelete(name, false, true)); // only if empty: never a copy with it
+            onChannel(c, operation);
+            return true;
         } catch (IOException e) {
             if (!preconditionFailed(e)) {
                 throw e;
             }
-            LogId.ONCE0536W.log(settings.channel(), name, Durations.format(RENEW));
-            return;
+            return false;
         }
-        try {
-            onChannel(c, ch -> ch.queueDeclare(name, true, false, false, arguments(settings, delay)));
-        } catch (IOException e) {
-            if (!preconditionFailed(e)) {
-                throw e;
-            }
-            // An instance of the earlier version declared it again meanwhile: used as it is, replaced later.
-            LogId.ONCE0536W.log(settings.channel(), name, Durations.format(RENEW));
-            return;
-        }
-        LogId.ONCE0535I.log(settings.channel(), name);
     }
 
     /** A broker operation on a channel of its own: a refused one closes the channel it ran on. */
