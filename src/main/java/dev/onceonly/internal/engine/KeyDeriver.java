@@ -7,9 +7,7 @@ import dev.onceonly.internal.support.JsonPointers;
 import dev.onceonly.internal.support.Utf8;
 
 import java.nio.charset.StandardCharsets;
-import java.security.DigestException;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
@@ -32,8 +30,6 @@ public final class KeyDeriver {
     static final int MAX_NAME_LENGTH = 255;
     /** Upper bound on explicit keys (message-id, header, pointer, parameter). */
     private static final int MAX_EXPLICIT_KEY_LENGTH = 1024;
-    /** Bytes of SHA-256 kept in the store key: 128 bits, collision-safe for any realistic volume. */
-    private static final int DIGEST_BYTES = 16;
     /** Bytes of the compared hash kept as claim fingerprint: enough to tell two bodies apart. */
     private static final int FINGERPRINT_BYTES = 9;
 
@@ -45,14 +41,6 @@ public final class KeyDeriver {
      * U+FFFD, which valid text decoded from a header never starts a key with by accident.
      */
     private static final String INVALID_UTF8_TAG = "\uFFFDbytes:";
-    /**
-     * Per-thread digest and buffers: deriving a key allocates only what it returns (body hash,
-     * digest text, store key), which matters at one derivation per message. The value holds JDK
-     * types only ({@link Scratch#create}): the server's pooled threads outlive a redeployment, and a
-     * value of one of the application's classes would keep its class loader, and every class it
-     * loaded, alive on each of them.
-     */
-    private static final ThreadLocal<Object[]> SCRATCH = ThreadLocal.withInitial(Scratch::create);
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
     private final String prefix;
@@ -75,8 +63,8 @@ public final class KeyDeriver {
      *         the message is REJECTED
      */
     public MessageKey derive(ConsumerSettings settings, MessageView message, Object parameterKey) {
-        Object[] scratch = SCRATCH.get();
-        MessageDigest md = (MessageDigest) scratch[Scratch.DIGEST];
+        Object[] scratch = DigestScratch.get();
+        MessageDigest md = DigestScratch.digest(scratch);
         md.reset(); // not redundant: a derivation rejected halfway leaves its pieces in the thread's digest
         JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(body(message), "") : null;
         String explicit = explicitKey(settings, message, parameterKey, json);
@@ -89,13 +77,13 @@ public final class KeyDeriver {
             md.update((byte) ':');
             md.update(escape(message.routingKey(), "routing key").getBytes(StandardCharsets.UTF_8));
             md.update((byte) ':');
-            md.update(Scratch.hex(scratch, bodySha));
-            String digest = Scratch.base64Digest(scratch, md);
+            md.update(DigestScratch.hex(scratch, bodySha));
+            String digest = DigestScratch.base64Digest(scratch, md);
             // The key covers the body: no fingerprint; the ledger keeps the body's hash.
             return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, "", bodySha);
         }
         md.update(explicit.getBytes(StandardCharsets.UTF_8));
-        String digest = Scratch.base64Digest(scratch, md);
+        String digest = DigestScratch.base64Digest(scratch, md);
         byte[] compared = compared(settings, message, json, md);
         String fingerprint = compared == null ? "" : B64.encodeToString(Arrays.copyOf(compared, FINGERPRINT_BYTES));
         return new MessageKey(prefix + settings.consumer() + ':' + digest, digest, fingerprint, compared);
@@ -266,52 +254,5 @@ public final class KeyDeriver {
         }
         // String.replace returns the name itself when it holds neither: no copy for the usual name.
         return name.replace("%", "%25").replace(":", "%3A");
-    }
-
-    /** The per-thread scratch: a digest and buffers in an {@code Object[]} (see {@link #SCRATCH}). */
-    private static final class Scratch {
-        static final int DIGEST = 0;
-        private static final int HEX_BUF = 1;
-        private static final int SHA_BUF = 2;
-        private static final int HEAD_BUF = 3;
-        private static final int BASE64_BUF = 4;
-        private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-
-        static Object[] create() {
-            return new Object[] {newSha256(), new byte[64], new byte[32], new byte[DIGEST_BYTES], new byte[22]};
-        }
-
-        /** {@code sha256} as 64 lower-case hex digits, in a buffer reused by the next call. */
-        static byte[] hex(Object[] scratch, byte[] sha256) {
-            byte[] hex = (byte[]) scratch[HEX_BUF];
-            for (int i = 0; i < 32; i++) {
-                hex[2 * i] = HEX[(sha256[i] >> 4) & 0xf];
-                hex[2 * i + 1] = HEX[sha256[i] & 0xf];
-            }
-            return hex;
-        }
-
-        /** Completes {@code md} and returns its first 16 bytes in base64url: 22 characters. */
-        static String base64Digest(Object[] scratch, MessageDigest md) {
-            byte[] sha = (byte[]) scratch[SHA_BUF];
-            byte[] head = (byte[]) scratch[HEAD_BUF];
-            byte[] base64 = (byte[]) scratch[BASE64_BUF];
-            try {
-                md.digest(sha, 0, sha.length);
-            } catch (DigestException e) {
-                throw new IllegalStateException("SHA-256 digest does not fit 32 bytes", e);
-            }
-            System.arraycopy(sha, 0, head, 0, DIGEST_BYTES);
-            B64.encode(head, base64);
-            return new String(base64, StandardCharsets.ISO_8859_1);
-        }
-    }
-
-    private static MessageDigest newSha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
-        }
     }
 }
