@@ -89,6 +89,7 @@ public final class TestRabbit implements AutoCloseable {
         deleteQueue(queue);
         deleteQueue(queue + ".dlq");
         deleteQueue(queue + ".dlq.readers");
+        deleteQueue(queue + ".dlq.readers.alone");
         deleteExchange(queue + ".dlx");
     }
 

@@ -31,17 +31,29 @@ final class DeadLetterReaders {
     /** What the failures name: the dead-letter queue and its channel. */
     private final String describe;
     private final String readers;
+    private final String announced;
     private final DeadLetterEndpoint.ChannelSource channels;
 
     DeadLetterReaders(String channel, String queue, DeadLetterEndpoint.ChannelSource channels) {
         this.describe = "dead-letter queue '" + queue + "' of channel '" + channel + "'";
         this.readers = of(queue);
+        this.announced = aloneOf(queue);
         this.channels = channels;
     }
 
     /** {@return where the reads of the dead-letter queue {@code queue} register} */
     static String of(String queue) {
         return queue + ".readers";
+    }
+
+    /**
+     * {@return where a read alone of the dead-letter queue {@code queue} announces itself before it
+     * registers} Every read looks there first and waits while one is announced, so that a refused
+     * registration stays a rare race: some brokers answer it by closing the whole connection (Qpid
+     * Broker-J, the demo's embedded one, does), not only the channel as RabbitMQ does.
+     */
+    static String aloneOf(String queue) {
+        return of(queue) + ".alone";
     }
 
     /**
@@ -81,7 +93,17 @@ final class DeadLetterReaders {
         Channel ch = null;
         try {
             ch = channels.open();
+            ch.queueDeclare(announced, false, false, false, Map.of("x-expires", EXPIRE_MS));
             ch.queueDeclare(readers, false, false, false, Map.of("x-expires", EXPIRE_MS));
+            if (alone) {
+                // Announced first, then checked: a read that starts now waits rather than collides.
+                ch.basicConsume(announced, true, "", false, false, Map.of(), new DefaultConsumer(ch));
+                if (ch.queueDeclarePassive(readers).getConsumerCount() > 0) {
+                    throw new Busy("another read is open");
+                }
+            } else if (ch.queueDeclarePassive(announced).getConsumerCount() > 0) {
+                throw new Busy("a read alone runs");
+            }
             try {
                 ch.basicConsume(readers, true, "", false, alone, Map.of(), new DefaultConsumer(ch));
             } catch (IOException e) {
@@ -112,6 +134,10 @@ final class DeadLetterReaders {
     private static final class Busy extends RuntimeException {
         Busy(IOException cause) {
             super(cause.getMessage(), cause, false, false);
+        }
+
+        Busy(String why) {
+            super(why, null, false, false);
         }
     }
 
