@@ -10,7 +10,6 @@ import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
-import jakarta.json.JsonObjectBuilder;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
@@ -29,7 +28,6 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 
-import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 
@@ -140,7 +138,7 @@ public abstract class DeadLetterResource {
         }
         DeadLetterPage page = q.list(filter(outcome, reason, consumer, olderThan), offset, limit);
         return Json.createObjectBuilder().add("matching", page.matching()).add("inQueue", page.inQueue())
-                .add("letters", letters(page.letters())).build();
+                .add("letters", DeadLetterJson.letters(page.letters())).build();
     }
 
     /**
@@ -153,7 +151,8 @@ public abstract class DeadLetterResource {
     @Path("{channel}/{id}")
     @Produces(MediaType.APPLICATION_JSON)
     public JsonObject show(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id) {
-        return queue(security, channel).find(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
+        return queue(security, channel).find(id).map(DeadLetterJson::of)
+                .orElseThrow(() -> new NotFoundException("no dead letter " + id));
     }
 
     /**
@@ -184,7 +183,7 @@ public abstract class DeadLetterResource {
     public JsonObject replay(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id,
                              @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
         DeadLetterQueue q = queue(security, channel);
-        return json(q.replay(id, request(contentType, body, DeadLetterRequest.ONE).waitFor()));
+        return DeadLetterJson.of(q.replay(id, request(contentType, body, DeadLetterRequest.ONE).waitFor()));
     }
 
     /**
@@ -208,7 +207,7 @@ public abstract class DeadLetterResource {
             return dryRun(q, r);
         }
         JsonArrayBuilder a = Json.createArrayBuilder();
-        q.replayAll(r.filter(), r.waitFor()).forEach(result -> a.add(json(result)));
+        q.replayAll(r.filter(), r.waitFor()).forEach(result -> a.add(DeadLetterJson.of(result)));
         return Json.createObjectBuilder().add("results", a).build();
     }
 
@@ -223,7 +222,8 @@ public abstract class DeadLetterResource {
     @Produces(MediaType.APPLICATION_JSON)
     public JsonObject discard(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id) {
         // DELETE needs no body: a cross-site page cannot send one without a CORS preflight.
-        return queue(security, channel).discard(id).map(DeadLetterResource::json).orElseThrow(() -> new NotFoundException("no dead letter " + id));
+        return queue(security, channel).discard(id).map(DeadLetterJson::of)
+                .orElseThrow(() -> new NotFoundException("no dead letter " + id));
     }
 
     /**
@@ -246,14 +246,16 @@ public abstract class DeadLetterResource {
         if (r.dryRun()) {
             return dryRun(q, r);
         }
-        return Json.createObjectBuilder().add("dryRun", false).add("letters", letters(q.discardAll(r.filter()))).build();
+        return Json.createObjectBuilder().add("dryRun", false).add("letters",
+                DeadLetterJson.letters(q.discardAll(r.filter()))).build();
     }
 
     /** What a call would touch, paged like a listing. */
     private static JsonObject dryRun(DeadLetterQueue q, DeadLetterRequest r) {
         DeadLetterPage page = q.list(r.filter(), r.offset(), r.limit());
-        return Json.createObjectBuilder().add("dryRun", true).add("matching", page.matching()).add("inQueue", page.inQueue())
-                .add("letters", letters(page.letters())).build();
+        return Json.createObjectBuilder().add("dryRun", true).add("matching", page.matching()).add("inQueue",
+                page.inQueue())
+                .add("letters", DeadLetterJson.letters(page.letters())).build();
     }
 
     /** The call's body, or its refusal as a problem response (RFC 9457). */
@@ -283,28 +285,5 @@ public abstract class DeadLetterResource {
         String problem = Json.createObjectBuilder().add("type", "about:blank").add("title", status.getReasonPhrase())
                 .add("status", refused.status()).add("detail", refused.getMessage()).build().toString();
         return new WebApplicationException(Response.status(status).type(PROBLEM_JSON).entity(problem).build());
-    }
-
-    private static JsonArrayBuilder letters(List<DeadLetter> letters) {
-        JsonArrayBuilder a = Json.createArrayBuilder();
-        letters.forEach(l -> a.add(json(l)));
-        return a;
-    }
-
-    /** What the resource shows of a dead letter: everything but its body. */
-    static JsonObject json(DeadLetter l) {
-        JsonObjectBuilder b = Json.createObjectBuilder().add("id", l.id()).add("channel", l.channel())
-                .add("outcome", l.outcome()).add("reason", l.reason()).add("attempts", l.attempts())
-                .add("consumer", l.consumer()).add("keyDigest", l.keyDigest()).add("bodySha256", l.bodySha256())
-                .add("bodyBytes", l.bodyBytes()).add("replays", l.replays()).add("replayable", l.replayable());
-        Instant at = l.deadLetteredAt();
-        if (at != null) {
-            b.add("deadLetteredAt", at.toString());
-        }
-        return b.build();
-    }
-
-    private static JsonObject json(ReplayResult r) {
-        return Json.createObjectBuilder().add("id", r.id()).add("status", r.status().name()).add("detail", r.detail()).build();
     }
 }

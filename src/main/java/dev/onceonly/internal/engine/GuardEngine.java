@@ -285,8 +285,7 @@ public final class GuardEngine implements ClaimStoreControl {
         try {
             result = transactions.run(call, call);
         } catch (Exception | Error e) {
-            // An Error too (a deep payload's StackOverflowError): the call completed with it as its
-            // failure, its claim released; it is the decision's, not thrown through the guard.
+            // An Error too (a deep payload's StackOverflowError): decided like any failure, claim released.
             thrown = e;
         }
         return call.decision(result, thrown);
