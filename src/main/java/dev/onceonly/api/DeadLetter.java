@@ -16,7 +16,8 @@ import java.time.Instant;
  * @param reason         why, in words; empty when unknown
  * @param attempts       attempts made before it was dead-lettered; 0 when unknown
  * @param consumer       the guard's consumer, or the channel for a consumer without the guard; empty when unknown
- * @param deadLetteredAt when it was dead-lettered, as its headers say (believed only when {@code verified}); {@code null} when unknown
+ * @param deadLetteredAt when it was dead-lettered, as its headers say (believed only when {@code verified}); {@code
+ * null} when unknown
  * @param keyDigest      the digest of its key as the log lines show it; empty when unknown
  * @param bodySha256     the SHA-256 of its body, in hex
  * @param bodyBytes      the size of its body

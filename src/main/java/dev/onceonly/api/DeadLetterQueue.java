@@ -17,7 +17,8 @@ import java.util.Optional;
  * guard derives the key it derived the first time; marked as a replay and counting replays, with
  * publisher confirms and mandatory routing; only once the broker confirmed the copy is the dead
  * letter removed. Only a {@linkplain DeadLetter#verified() verified} dead letter is replayed so;
- * an unverified one only by {@link #replayUnverified}. A failure in between leaves both: the guard deduplicates the copy. On its way back the
+ * an unverified one only by {@link #replayUnverified}. A failure in between leaves both: the guard deduplicates the
+ * copy. On its way back the
  * replay meets the guard like any delivery: a key already processed is acknowledged as a duplicate
  * ({@link ReplayResult.Status#ALREADY_PROCESSED}), a body that conflicts with the key's recorded one
  * is refused and dead-lettered again with the reason ({@link ReplayResult.Status#REFUSED}).
@@ -83,7 +84,8 @@ public interface DeadLetterQueue {
      *
      * @param id   a dead letter's id
      * @param wait how long to wait for the decision; zero does not wait
-     * @return what became of it ({@link ReplayResult.Status#NOT_REPLAYABLE} when it is verified: replay it with {@link #replay})
+     * @return what became of it ({@link ReplayResult.Status#NOT_REPLAYABLE} when it is verified: replay it with
+     * {@link #replay})
      */
     ReplayResult replayUnverified(String id, Duration wait);
 
@@ -93,7 +95,8 @@ public interface DeadLetterQueue {
      *
      * @param filter which dead letters
      * @param wait   how long to wait for the decisions, in all
-     * @return what became of each, in queue order; dead letters that cannot be replayed (unverified ones) are reported and stay
+     * @return what became of each, in queue order; dead letters that cannot be replayed (unverified ones) are
+     * reported and stay
      */
     List<ReplayResult> replayAll(DeadLetterFilter filter, Duration wait);
 

@@ -26,7 +26,8 @@ import java.util.TreeSet;
  *
  * @param filter which dead letters ({@code outcome}, {@code reason}, {@code consumer}, {@code olderThan})
  * @param dryRun only list what the call would touch ({@code dryRun})
- * @param waitFor how long to wait for the guard's decisions ({@code wait}, default {@value #DEFAULT_WAIT}, at most {@link #MAX_WAIT})
+ * @param waitFor how long to wait for the guard's decisions ({@code wait}, default {@value #DEFAULT_WAIT}, at most
+ * {@link #MAX_WAIT})
  * @param offset a dry run's matching dead letters to skip ({@code offset}, default 0)
  * @param limit  a dry run's page ({@code limit}, default {@value #DEFAULT_LIMIT}, at most {@value #MAX_LIMIT})
  */
@@ -49,11 +50,16 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
     /** The fields of a call on one dead letter. */
     static final Set<String> ONE = Set.of("wait");
     /** The fields of a replay of all matching. */
-    static final Set<String> REPLAY_ALL = Set.of("outcome", "reason", "consumer", "olderThan", "dryRun", "offset", "limit", "wait");
+    static final Set<String> REPLAY_ALL = Set.of("outcome", "reason", "consumer", "olderThan", "dryRun", "offset",
+            "limit", "wait");
     /** The fields of a discard of all matching. */
-    static final Set<String> DISCARD_ALL = Set.of("outcome", "reason", "consumer", "olderThan", "dryRun", "offset", "limit");
+    static final Set<String> DISCARD_ALL = Set.of("outcome", "reason", "consumer", "olderThan", "dryRun", "offset",
+            "limit");
 
-    /** A request refused, with the HTTP status and what to change: never quoting more of the body than a field's name. */
+    /**
+     * A request refused, with the HTTP status and what to change: never quoting more of the body than a field's
+     * name.
+     */
     static final class Refused extends RuntimeException {
         private final int status;
 
@@ -92,7 +98,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
                 olderThan == null ? null : duration("olderThan", olderThan));
         boolean dryRun = flag(o, "dryRun");
         if (!dryRun && (o.containsKey("offset") || o.containsKey("limit"))) {
-            throw new Refused(400, "offset and limit page a dry run only: without dryRun the call touches every matching dead letter");
+            throw new Refused(400, "offset and limit page a dry run only: without dryRun the call touches every "
+                    + "matching dead letter");
         }
         String wait = text(o, "wait");
         return new DeadLetterRequest(filter, dryRun, boundedWait(wait == null ? DEFAULT_WAIT : wait),
@@ -132,7 +139,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
     private static Duration boundedWait(String value) {
         Duration d = duration("wait", value);
         if (d.compareTo(MAX_WAIT) > 0) {
-            throw new Refused(400, "wait: at most " + Durations.format(MAX_WAIT) + " (0 does not wait: the application's log says what the guard decided)");
+            throw new Refused(400, "wait: at most " + Durations.format(MAX_WAIT) + " (0 does not wait: the "
+                    + "application's log says what the guard decided)");
         }
         return d;
     }
@@ -142,7 +150,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
             return false;
         }
         int parameters = contentType.indexOf(';');
-        return (parameters < 0 ? contentType : contentType.substring(0, parameters)).trim().toLowerCase(Locale.ROOT).equals(JSON);
+        return (parameters < 0 ? contentType : contentType.substring(0, parameters)).trim().toLowerCase(Locale.ROOT)
+                .equals(JSON);
     }
 
     private static JsonObject object(String body) {
@@ -185,7 +194,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
         if (v == null || v == JsonValue.NULL) {
             return absent;
         }
-        if (!(v instanceof JsonNumber n) || !n.isIntegral() || n.bigIntegerValue().compareTo(BigInteger.valueOf(min)) < 0
+        if (!(v instanceof JsonNumber n) || !n.isIntegral()
+                || n.bigIntegerValue().compareTo(BigInteger.valueOf(min)) < 0
                 || n.bigIntegerValue().compareTo(BigInteger.valueOf(max)) > 0) {
             throw new Refused(400, name + ": a whole number from " + min + " to " + max);
         }

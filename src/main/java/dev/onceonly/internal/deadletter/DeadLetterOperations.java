@@ -185,9 +185,10 @@ public final class DeadLetterOperations implements DeadLetterQueue {
         if (l.verified() == unverified) {
             return new Pending(l.id(), CompletableFuture.completedFuture(new ReplayResult(l.id(), ReplayResult.Status.NOT_REPLAYABLE,
                     unverified ? "the dead letter is verified: replay it as the original"
-                            : "unverified: its dead-letter headers carry no valid signature of this application's connector "
-                            + "(planted, dead-lettered by the broker, or by a version before signatures); it is replayed "
-                            + "only when asked for explicitly, as a new message to the channel's queue")));
+                            : "unverified: its dead-letter headers carry no valid signature of this application's "
+                                    + "connector "
+                            + "(planted, dead-lettered by the broker, or by a version before signatures); it is "
+                            + "replayed only when asked for explicitly, as a new message to the channel's queue")));
         }
         CompletableFuture<ReplayResult> decision = watch.expect(l.id());
         try {
@@ -197,7 +198,8 @@ public final class DeadLetterOperations implements DeadLetterQueue {
             throw e;
         }
         scan.remove(h);
-        LogId.ONCE0801I.log(l.id(), access.channel(), describe(l), l.verified() ? "as the original" : "unverified, as a new message",
+        LogId.ONCE0801I.log(l.id(), access.channel(), describe(l), l.verified() ? "as the original" : "unverified, "
+                + "as a new message",
                 l.replays() + 1);
         return new Pending(l.id(), decision);
     }

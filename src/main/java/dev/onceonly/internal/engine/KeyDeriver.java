@@ -66,7 +66,8 @@ public final class KeyDeriver {
         Object[] scratch = DigestScratch.get();
         MessageDigest md = DigestScratch.digest(scratch);
         md.reset(); // not redundant: a derivation rejected halfway leaves its pieces in the thread's digest
-        JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(body(message), "") : null;
+        JsonPointers.Document json = settings.keyStrategy() == KeyStrategy.JSON_POINTER ? parse(body(message), "")
+                : null;
         String explicit = explicitKey(settings, message, parameterKey, json);
         if (explicit == null) {
             byte[] bodySha = md.digest(body(message));
@@ -101,7 +102,8 @@ public final class KeyDeriver {
         if (s.conflictFields().isEmpty()) {
             return md.digest(body(message));
         }
-        JsonPointers.Document json = parsed != null ? parsed : parse(body(message), "conflict-fields need a JSON body: ");
+        JsonPointers.Document json = parsed != null ? parsed : parse(body(message), "conflict-fields need a JSON "
+                + "body: ");
         String canonical;
         try {
             canonical = json.canonical(s.conflictFields());

@@ -59,7 +59,8 @@ final class ExpiredClaims {
     /** @param before rows that expired (or were released) at or before this, epoch milliseconds */
     private List<String> expired(Connection c, long before, int batchSize) throws SQLException {
         List<String> keys = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("select claim_key from " + table + " where expires_at between ? and ?")) {
+        try (PreparedStatement s = c.prepareStatement("select claim_key from " + table
+                + " where expires_at between ? and ?")) {
             s.setLong(1, -before);
             s.setLong(2, before);
             s.setMaxRows(batchSize);
@@ -73,8 +74,8 @@ final class ExpiredClaims {
     }
 
     private int delete(Connection c, long before, List<String> keys) throws SQLException {
-        try (PreparedStatement d = c.prepareStatement("delete from " + table + " where expires_at between ? and ? and claim_key in ("
-                + "?,".repeat(keys.size() - 1) + "?)")) {
+        try (PreparedStatement d = c.prepareStatement("delete from " + table
+                + " where expires_at between ? and ? and claim_key in (" + "?,".repeat(keys.size() - 1) + "?)")) {
             d.setLong(1, -before);
             d.setLong(2, before);
             for (int i = 0; i < keys.size(); i++) {

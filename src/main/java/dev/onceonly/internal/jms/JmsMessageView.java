@@ -58,8 +58,8 @@ public final class JmsMessageView implements MessageView {
     private final Message message;
 
     /** Why an {@code ObjectMessage}'s body is not read, and what works instead. */
-    static final String OBJECT_MESSAGE = "the body of a JMS ObjectMessage is never deserialized: key it by message-id or a property,"
-            + " with conflict=ignore, or send a BytesMessage or TextMessage";
+    static final String OBJECT_MESSAGE = "the body of a JMS ObjectMessage is never deserialized: key it by "
+            + "message-id or a property, with conflict=ignore, or send a BytesMessage or TextMessage";
 
     private JmsMessageView(Message message) throws JMSException, IOException {
         this.message = message;

@@ -135,7 +135,8 @@ public final class JmsRefusals {
         }
         // An ObjectMessage is not copied: only its object, deserialized, would make the copy. Rolled
         // back, it meets the provider's redelivery limit, which moves the original as it is.
-        if (!outcome.isPermanent() || deadLetterQueue == null || transaction.rollbackOnly() || view.message() instanceof ObjectMessage) {
+        if (!outcome.isPermanent() || deadLetterQueue == null || transaction.rollbackOnly()
+                || view.message() instanceof ObjectMessage) {
             throw refused;
         }
         try (JMSContext context = factory.createContext()) {

@@ -95,7 +95,10 @@ final class FastPath {
             return started.compareAndSet(false, true);
         }
 
-        /** {@return whether its task is over without having started: it never will, and {@link #draining} is free to take} */
+        /**
+         * {@return whether its task is over without having started: it never will, and {@link #draining} is free to
+         * take}
+         */
         boolean dropped() {
             ScheduledFuture<?> t = task;
             return t != null && t.isDone() && start();

@@ -173,8 +173,8 @@ public final class ChannelProperties {
                     + "instance, set `copy-signing-key` to the new key and list the old key here in its place; **3.** "
                     + "once no copy signed with the old key can be left (at least `retry-max-delay` after step 2, plus "
                     + "the time the queue's backlog takes to drain), remove it. If no instance with the old "
-                    + "configuration runs beside one with the new, step 2 alone will do. Previous keys may be shorter than "
-                    + "32 bytes, so that a short key can be rotated out; remove it at step 3."));
+                    + "configuration runs beside one with the new, step 2 alone will do. Previous keys may be "
+                    + "shorter than 32 bytes, so that a short key can be rotated out; remove it at step 3."));
     static final Property SINGLE_ACTIVE_CONSUMER = INCOMING.add(Property.flag("queue.single-active-consumer", false,
             "`x-single-active-consumer`: the broker delivers to one consumer of the queue at a time, the "
                     + "others (other instances, `concurrency` copies) wait as hot standbys and take over when it goes; "

@@ -41,7 +41,8 @@ record ChannelTopology(String channel, boolean declared, List<BrokerObject> obje
         objects.add(new BrokerObject(Kind.QUEUE, DeadLetterReaders.of(s.deadLetterQueue()),
                 "the dead-letter queue's open reads, expires an hour after the last", false, true));
         objects.add(new BrokerObject(Kind.QUEUE, DeadLetterReaders.aloneOf(s.deadLetterQueue()),
-                "the dead-letter queue's read alone (the ledger purge's), expires an hour after the last", false, true));
+                "the dead-letter queue's read alone (the ledger purge's), expires an hour after the "
+                        + "last", false, true));
         objects.add(new BrokerObject(Kind.QUEUE, s.queue(), "queue", false, false));
         objects.add(new BrokerObject(Kind.EXCHANGE, s.deadLetterExchange(), "dead-letter exchange", false, false));
         if (!s.exchange().isEmpty()) {

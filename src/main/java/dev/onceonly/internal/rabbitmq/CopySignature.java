@@ -59,7 +59,8 @@ final class CopySignature {
      * {@code copy-signing-previous-keys}.
      */
     static CopySignature of(IncomingSettings settings) {
-        return new CopySignature(settings.copySigningKey().getBytes(StandardCharsets.UTF_8), settings.copySigningPreviousKeys());
+        return new CopySignature(settings.copySigningKey().getBytes(StandardCharsets.UTF_8),
+                settings.copySigningPreviousKeys());
     }
 
     /**
@@ -74,8 +75,8 @@ final class CopySignature {
      *         unset or shorter than {@link #MIN_KEY_BYTES} bytes
      */
     static String key(ConfigReader config, Property key) {
-        String expected = "a key of at least " + MIN_KEY_BYTES + " bytes, the same on every instance consuming the queue, "
-                + "for this channel or for every channel as " + ChannelProperties.CONNECTOR_PREFIX + key.key()
+        String expected = "a key of at least " + MIN_KEY_BYTES + " bytes, the same on every instance consuming the "
+                + "queue, for this channel or for every channel as " + ChannelProperties.CONNECTOR_PREFIX + key.key()
                 + " (generate one with: openssl rand -base64 32)";
         String k = config.secret(key).orElseThrow(() -> config.invalid(key, null, expected));
         if (k.getBytes(StandardCharsets.UTF_8).length < MIN_KEY_BYTES) {

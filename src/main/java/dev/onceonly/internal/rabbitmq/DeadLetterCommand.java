@@ -124,13 +124,15 @@ public final class DeadLetterCommand {
             default -> false;
         };
         if (!valid) {
-            throw new IllegalArgumentException("give one of: list, show ID [--body], replay (ID [--unverified] | --all), discard (ID | --all)");
+            throw new IllegalArgumentException("give one of: list, show ID [--body], replay (ID [--unverified] | "
+                    + "--all), discard (ID | --all)");
         }
         if (dryRun && !(oneOrAll && all)) {
             throw new IllegalArgumentException("--dry-run goes with replay --all or discard --all");
         }
         if (unverified && !(verb.equals("replay") && !all)) {
-            throw new IllegalArgumentException("--unverified goes with replay ID: one dead letter an operator looked at");
+            throw new IllegalArgumentException("--unverified goes with replay ID: one dead letter an operator "
+                    + "looked at");
         }
     }
 
@@ -211,7 +213,8 @@ public final class DeadLetterCommand {
                     return listDryRun(queue, filter, "replay");
                 }
                 List<ReplayResult> results = all ? queue.replayAll(filter, Duration.ZERO)
-                        : List.of(unverified ? queue.replayUnverified(id, Duration.ZERO) : queue.replay(id, Duration.ZERO));
+                        : List.of(unverified ? queue.replayUnverified(id, Duration.ZERO)
+                                : queue.replay(id, Duration.ZERO));
                 results.forEach(r -> out.printf("%s %s: %s%n", r.id(), r.status(), r.detail()));
                 return results.stream().noneMatch(r -> r.status() == ReplayResult.Status.NOT_FOUND);
             }
@@ -243,8 +246,11 @@ public final class DeadLetterCommand {
     }
 
     private static String line(DeadLetter l) {
-        return String.format("%s%s  %s  attempts %d  consumer %s  at %s  key %s  body sha256 %s (%d bytes)  replays %d  %s",
-                l.id(), l.verified() ? "" : " (unverified)", dash(l.outcome()), l.attempts(), dash(l.consumer()), l.deadLetteredAt() == null ? "-" : l.deadLetteredAt(),
+        return String.format("%s%s  %s  attempts %d  consumer %s  at %s  key %s  body sha256 %s (%d bytes)  replays "
+                + "%d  %s",
+                l.id(), l.verified() ? "" : " "
+                        + "(unverified)", dash(l.outcome()), l.attempts(), dash(l.consumer()),
+                                l.deadLetteredAt() == null ? "-" : l.deadLetteredAt(),
                 dash(l.keyDigest()), l.bodySha256().substring(0, 16), l.bodyBytes(), l.replays(), l.reason());
     }
 
@@ -254,8 +260,10 @@ public final class DeadLetterCommand {
                 "dead-lettered at: " + (l.deadLetteredAt() == null ? "-" : l.deadLetteredAt()), "key digest: " + dash(l.keyDigest()),
                 "body sha256: " + l.bodySha256(), "body bytes: " + l.bodyBytes(), "replays: " + l.replays(),
                 "verified: " + (l.verified() ? "yes" : "no"),
-                "replay: " + (l.verified() ? "to the channel's queue, as published to exchange '" + l.exchange() + "', routing key '"
-                        + l.routingKey() + "'" : "only with replay --unverified, as a new message to the channel's queue"));
+                "replay: " + (l.verified() ? "to the channel's queue, as published to exchange "
+                        + "'" + l.exchange() + "', routing key '"
+                        + l.routingKey() + "'" : "only with replay --unverified, as a new message to the channel's "
+                        + "queue"));
     }
 
     private static String dash(String s) {

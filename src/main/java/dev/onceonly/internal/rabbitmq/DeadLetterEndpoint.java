@@ -88,7 +88,8 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
     /** The dead-letter queue of an incoming channel, under its configured name (without a concurrency copy's {@code $n}). */
     static DeadLetterEndpoint of(IncomingSettings s, ChannelSource channels) {
         int copy = s.channel().indexOf('$');
-        return new DeadLetterEndpoint(copy < 0 ? s.channel() : s.channel().substring(0, copy), s.deadLetterQueue(), s.queue(),
+        return new DeadLetterEndpoint(copy < 0 ? s.channel() : s.channel().substring(0, copy), s.deadLetterQueue(),
+                s.queue(),
                 s.confirmTimeout(), CopySignature.of(s), channels);
     }
 

@@ -27,8 +27,10 @@ final class DeadLetterHeaders {
         String sha = DeadLetterEndpoint.sha256(body);
         String id = text(h, RabbitHeaders.DEAD_LETTER_ID);
         Long at = number(h, RabbitHeaders.DEAD_LETTERED_AT);
-        return new DeadLetter(id.isEmpty() ? "sha256:" + sha.substring(0, 16) : id, channel, text(h, RabbitHeaders.OUTCOME),
-                text(h, RabbitHeaders.REASON), intOf(number(h, RabbitHeaders.ATTEMPTS)), text(h, RabbitHeaders.CONSUMER),
+        return new DeadLetter(id.isEmpty() ? "sha256:" + sha.substring(0, 16) : id, channel, text(h,
+                RabbitHeaders.OUTCOME),
+                text(h, RabbitHeaders.REASON), intOf(number(h, RabbitHeaders.ATTEMPTS)), text(h,
+                        RabbitHeaders.CONSUMER),
                 at == null ? null : Instant.ofEpochMilli(at), text(h, RabbitHeaders.KEY_DIGEST), sha, body.length,
                 intOf(number(h, RabbitHeaders.REPLAYS)), nullable(h, RabbitHeaders.ORIGINAL_EXCHANGE),
                 nullable(h, RabbitHeaders.ORIGINAL_ROUTING_KEY), verified);

@@ -68,7 +68,8 @@ final class DeadLetterReaders {
                 return register(false);
             } catch (Busy busy) {
                 if (attempt == ATTEMPTS) {
-                    throw new OnceOnlyException(describe + ": another read of the queue runs alone (the ledger purge's); try again",
+                    throw new OnceOnlyException(describe + ": another read of the queue runs alone (the ledger "
+                            + "purge's); try again",
                             busy);
                 }
                 pause();
@@ -85,7 +86,8 @@ final class DeadLetterReaders {
         try {
             return register(true);
         } catch (Busy busy) {
-            throw new OnceOnlyException(describe + ": another read of the queue is open and may hold dead letters", busy);
+            throw new OnceOnlyException(describe + ": another read of the queue is open and may hold dead "
+                    + "letters", busy);
         }
     }
 
@@ -126,7 +128,8 @@ final class DeadLetterReaders {
 
     /** The broker refused the registration: a read alone runs, or (for one) another read is open. */
     private static boolean refused(IOException e) {
-        return e.getCause() instanceof ShutdownSignalException sig && sig.getReason() instanceof AMQP.Channel.Close close
+        return e.getCause() instanceof ShutdownSignalException sig
+                && sig.getReason() instanceof AMQP.Channel.Close close
                 && close.getReplyCode() == AMQP.ACCESS_REFUSED;
     }
 

@@ -30,7 +30,8 @@ final class DeadLetterSignature {
     private static final String HMAC = "HmacSHA256";
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
     /** What the signature covers; a replay counts on, so its count is signed too. */
-    private static final List<String> SIGNED = List.of(RabbitHeaders.QUEUE, RabbitHeaders.CHANNEL, RabbitHeaders.CONSUMER,
+    private static final List<String> SIGNED = List.of(RabbitHeaders.QUEUE, RabbitHeaders.CHANNEL,
+            RabbitHeaders.CONSUMER,
             RabbitHeaders.OUTCOME, RabbitHeaders.REASON, RabbitHeaders.ATTEMPTS, RabbitHeaders.ORIGINAL_EXCHANGE,
             RabbitHeaders.ORIGINAL_ROUTING_KEY, RabbitHeaders.DEAD_LETTER_ID, RabbitHeaders.DEAD_LETTERED_AT,
             RabbitHeaders.KEY_DIGEST, RabbitHeaders.REPLAYS);
@@ -59,7 +60,8 @@ final class DeadLetterSignature {
         }
         boolean matched = false;
         for (SecretKeySpec key : keys) {
-            matched |= MessageDigest.isEqual(B64.encodeToString(mac(key, headers, body)).getBytes(StandardCharsets.US_ASCII), given);
+            matched |= MessageDigest.isEqual(B64.encodeToString(mac(key, headers, body))
+                    .getBytes(StandardCharsets.US_ASCII), given);
         }
         return matched;
     }

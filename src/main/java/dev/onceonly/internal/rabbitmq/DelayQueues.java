@@ -89,7 +89,10 @@ final class DelayQueues {
         return args;
     }
 
-    /** The arguments earlier versions declared the delay queue for {@code delay} with: an expiry of the delay plus ten minutes. */
+    /**
+     * The arguments earlier versions declared the delay queue for {@code delay} with: an expiry of the delay plus
+     * ten minutes.
+     */
     static Map<String, Object> earlierArguments(IncomingSettings settings, Duration delay) {
         Map<String, Object> args = arguments(settings, delay);
         args.put("x-expires", delay.plus(EARLIER_EXPIRY).toMillis());
@@ -204,9 +207,13 @@ final class DelayQueues {
         void run(Channel ch) throws IOException;
     }
 
-    /** {@return whether the broker refused an operation with PRECONDITION_FAILED (406): other arguments, or a queue not empty} */
+    /**
+     * {@return whether the broker refused an operation with PRECONDITION_FAILED (406): other arguments, or a queue
+     * not empty}
+     */
     private static boolean preconditionFailed(IOException e) {
-        return e.getCause() instanceof ShutdownSignalException sig && sig.getReason() instanceof AMQP.Channel.Close close
+        return e.getCause() instanceof ShutdownSignalException sig
+                && sig.getReason() instanceof AMQP.Channel.Close close
                 && close.getReplyCode() == AMQP.PRECONDITION_FAILED;
     }
 }

@@ -108,7 +108,10 @@ public final class CurrentKey {
     private static final class Run implements Scope {
         final String key;
         final long fence;
-        /** A batch's run: the identity of the batch's own transaction, or {@code null} when unknown; else {@code null}. */
+        /**
+         * A batch's run: the identity of the batch's own transaction, or {@code null} when unknown; else {@code
+         * null}.
+         */
         final Object transaction;
         final Run previous;
         int sends;

@@ -152,24 +152,28 @@ public enum LogId {
      */
     ONCE0520W(Level.WARNING, "RabbitMQ channel '%s': delay queue '%s' could not be declared or found (%s); failed "
             + "deliveries are held unacked for their retry delay instead, keeping their prefetch slot. Tried again in %s"),
-    /** A delay queue an earlier version declared with {@code x-expires}, found empty, was replaced by one that never expires. */
-    ONCE0535I(Level.INFO, "RabbitMQ channel '%s': delay queue '%s', declared by an earlier version with an expiry, was empty "
-            + "and is replaced by one without: a delay queue holding retry copies is never deleted by expiry"),
+    /**
+     * A delay queue an earlier version declared with {@code x-expires}, found empty, was replaced by one that never
+     * expires.
+     */
+    ONCE0535I(Level.INFO, "RabbitMQ channel '%s': delay queue '%s', declared by an earlier version with an expiry, "
+            + "was empty and is replaced by one without: a delay queue holding retry copies is never deleted by "
+            + "expiry"),
     /**
      * A delay queue an earlier version declared with {@code x-expires} still holds copies: used as it
      * is (its lease renewed), replaced once empty.
      */
-    ONCE0536W(Level.WARNING, "RabbitMQ channel '%s': delay queue '%s' was declared by an earlier version with an expiry "
-            + "and still holds retry copies: it is used as it is and replaced once empty (looked at again in %s). Until "
-            + "then it is deleted, with its copies, if nobody declares it for its delay plus 10 minutes"),
+    ONCE0536W(Level.WARNING, "RabbitMQ channel '%s': delay queue '%s' was declared by an earlier version with an "
+            + "expiry and still holds retry copies: it is used as it is and replaced once empty (looked at again in "
+            + "%s). Until then it is deleted, with its copies, if nobody declares it for its delay plus 10 minutes"),
     /**
      * A quorum delay queue an earlier version declared with {@code x-expires}: used as it is (its
      * lease renewed); RabbitMQ cannot delete it only if empty, so an operator deletes it when empty.
      */
-    ONCE0537W(Level.WARNING, "RabbitMQ channel '%s': quorum delay queue '%s' was declared by an earlier version with an "
-            + "expiry: it is used as it is, and deleted with the retry copies it holds if nobody declares it for its delay plus "
-            + "10 minutes. Delete it when it is empty (bin/onceonly-topology, or let it expire empty): it is then declared "
-            + "without an expiry"),
+    ONCE0537W(Level.WARNING, "RabbitMQ channel '%s': quorum delay queue '%s' was declared by an earlier version "
+            + "with an expiry: it is used as it is, and deleted with the retry copies it holds if nobody declares "
+            + "it for its delay plus 10 minutes. Delete it when it is empty (bin/onceonly-topology, or let it "
+            + "expire empty): it is then declared without an expiry"),
     /** Ledger in use: consumers, retention, purge schedule. */
     ONCE0401I(Level.INFO, "Ledger in use for consumers %s: retention %s, purge every %s in batches of %d"),
     /** Unique violation on the ledger insert, with SQLState, vendor code and the verifier's decision. */
@@ -214,7 +218,8 @@ public enum LogId {
     /** Guarded JMS listeners found at startup, and what their refusals do. */
     ONCE0703I(Level.INFO, "Guarded JMS listeners %s: CONFLICT and REJECTED %s; BUSY and RETRY held %s, then rolled back for redelivery"),
     /** A dead letter sent back to its channel's own queue, confirmed, and removed from its dead-letter queue. */
-    ONCE0801I(Level.INFO, "Replayed dead letter %s of channel '%s' (%s) to the channel's own queue, %s (replay %d); the guard decides on it"),
+    ONCE0801I(Level.INFO, "Replayed dead letter %s of channel '%s' (%s) to the channel's own queue, %s (replay %d); "
+            + "the guard decides on it"),
     /** A dead letter removed for good by an operator. */
     ONCE0802W(Level.WARNING, "Discarded dead letter %s of channel '%s' (%s): removed for good"),
     /** The guard's decision on a replayed dead letter, as the connector settled it. */
@@ -223,8 +228,8 @@ public enum LogId {
     ONCE0804I(Level.INFO, "Ledger purge held back to rows before %s (instead of %s): a dead letter from %s waits in a "
             + "dead-letter queue, and a replay of it must still find its key's row"),
     /** The dead-letter queues could not be read alone for the purge: it skips this run. */
-    ONCE0805W(Level.WARNING, "Ledger purge skipped: the dead-letter queues could not be read alone to keep the rows their dead "
-            + "letters need (%s); next attempt in %s");
+    ONCE0805W(Level.WARNING, "Ledger purge skipped: the dead-letter queues could not be read alone to keep the rows "
+            + "their dead letters need (%s); next attempt in %s");
 
     private static final Logger LOG = Logger.getLogger("dev.onceonly");
 

@@ -86,9 +86,10 @@ public final class JtaOutbox implements Outbox {
         }
         if (message.messageId() == null && CurrentKey.apartFromTheBatch(transactions.getTransactionKey())) {
             throw new OnceOnlyException("Outbox.send from a transaction a batch handler started apart from the batch's"
-                    + " (REQUIRES_NEW) needs the message's own id (OutboxMessage.withMessageId, say from the order it is"
-                    + " about): it commits even when the batch fails, and the batch's next run would send it again under a"
-                    + " new id. Sent once its message runs alone (under that message's key), or in the batch's own transaction");
+                    + " (REQUIRES_NEW) needs the message's own id (OutboxMessage.withMessageId, say from the order "
+                    + "it is about): it commits even when the batch fails, and the batch's next run would send it "
+                    + "again under a new id. Sent once its message runs alone (under that message's key), or in the "
+                    + "batch's own transaction");
         }
         String key = CurrentKey.get();
         String id = message.messageId() != null ? message.messageId()
@@ -124,7 +125,8 @@ public final class JtaOutbox implements Outbox {
      */
     private static boolean sameMessage(OutboxRecord row, String source, OutboxMessage m) {
         OutboxMessage stored = row.message();
-        boolean sameSource = row.source().equals(source) || row.source().equals(row.messageId()) || source.equals(row.messageId());
+        boolean sameSource = row.source().equals(source) || row.source().equals(row.messageId())
+                || source.equals(row.messageId());
         return sameSource && Objects.equals(stored.exchange(), m.exchange())
                 && Objects.equals(stored.routingKey(), m.routingKey()) && Arrays.equals(stored.body(), m.body())
                 && Objects.equals(stored.contentType(), m.contentType())
