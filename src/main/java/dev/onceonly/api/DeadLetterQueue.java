@@ -64,11 +64,12 @@ public interface DeadLetterQueue {
     Optional<byte[]> body(String id);
 
     /**
-     * Sends one dead letter back, then waits up to {@code wait} for this instance to see the guard's
-     * decision on it.
+     * Sends one dead letter back, then waits up to {@code wait} for the guard's decision on it, made
+     * on whichever instance consumed the copy; the dead letter is removed only once it is decided.
      *
      * @param id   a dead letter's id
-     * @param wait how long to wait for the decision; zero does not wait ({@link ReplayResult.Status#PUBLISHED})
+     * @param wait how long to wait for the decision; zero does not wait, and leaves the letter
+     *             ({@link ReplayResult.Status#PUBLISHED})
      * @return what became of it
      */
     ReplayResult replay(String id, Duration wait);
@@ -83,7 +84,7 @@ public interface DeadLetterQueue {
      * {@link #replayAll} never do this.
      *
      * @param id   a dead letter's id
-     * @param wait how long to wait for the decision; zero does not wait
+     * @param wait how long to wait for the decision; zero does not wait, and leaves the letter
      * @return what became of it ({@link ReplayResult.Status#NOT_REPLAYABLE} when it is verified: replay it with
      * {@link #replay})
      */
@@ -91,7 +92,7 @@ public interface DeadLetterQueue {
 
     /**
      * Sends back every dead letter matching {@code filter} (one read of the queue), then waits up to
-     * {@code wait} in all for the guard's decisions.
+     * {@code wait} in all for the guard's decisions; each letter is removed once its replay is decided.
      *
      * @param filter which dead letters
      * @param wait   how long to wait for the decisions, in all

@@ -9,7 +9,10 @@ package dev.onceonly.api;
  */
 public record ReplayResult(String id, Status status, String detail) {
 
-    /** What happened to a replay. Only {@link #NOT_FOUND} and {@link #NOT_REPLAYABLE} left the dead letter where it was. */
+    /**
+     * What happened to a replay. {@link #PUBLISHED}, {@link #NOT_FOUND} and {@link #NOT_REPLAYABLE}
+     * left the dead letter where it was; every other status removed it.
+     */
     public enum Status {
         /** The guard ran the handler on the replay and its transaction committed. */
         PROCESSED,
@@ -26,9 +29,10 @@ public record ReplayResult(String id, Status status, String detail) {
         /** The handler failed again: retried, or back in the dead-letter queue, as the channel's retries say. */
         FAILED,
         /**
-         * Published and confirmed by the broker, the dead letter removed; the guard's decision on it
-         * was not seen here in time (another instance consumed it, or it is still waiting). The guard
-         * decides as for any delivery: a key already processed is acknowledged as a duplicate.
+         * Published and confirmed by the broker, not decided within the wait (the copy still waits in
+         * the work queue, or its decision was lost on its way back): the dead letter stays, and with it
+         * the ledger purge's hold on its key's row. The guard decides as for any delivery, so a replay
+         * of it again is acknowledged as a duplicate once the first copy was processed.
          */
         PUBLISHED,
         /** No dead letter with this id in the queue (replayed or discarded meanwhile, or held by another operation). */

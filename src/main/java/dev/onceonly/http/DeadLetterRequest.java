@@ -139,8 +139,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
     private static Duration boundedWait(String value) {
         Duration d = duration("wait", value);
         if (d.compareTo(MAX_WAIT) > 0) {
-            throw new Refused(400, "wait: at most " + Durations.format(MAX_WAIT) + " (0 does not wait: the "
-                    + "application's log says what the guard decided)");
+            throw new Refused(400, "wait: at most " + Durations.format(MAX_WAIT) + " (0 does not wait, and "
+                    + "leaves the dead letter until a replay of it is decided)");
         }
         return d;
     }

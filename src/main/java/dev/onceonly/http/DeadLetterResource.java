@@ -1,11 +1,9 @@
 package dev.onceonly.http;
 
-import dev.onceonly.api.DeadLetter;
 import dev.onceonly.api.DeadLetterFilter;
 import dev.onceonly.api.DeadLetterPage;
 import dev.onceonly.api.DeadLetterQueue;
 import dev.onceonly.api.DeadLetterQueues;
-import dev.onceonly.api.ReplayResult;
 import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
@@ -28,7 +26,6 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -173,7 +170,8 @@ public abstract class DeadLetterResource {
      * @param channel the channel
      * @param id the dead letter
      * @param contentType the body's type: {@code application/json} only
-     * @param body a JSON object: {@code wait} ({@code "5s"} by default, at most a minute; {@code "0"} does not wait)
+     * @param body a JSON object: {@code wait} ({@code "5s"} by default, at most a minute; {@code "0"} does not
+     *             wait, and leaves the letter: it is removed once its replay is decided)
      * @return what became of it
      */
     @POST

@@ -2,8 +2,8 @@ package dev.onceonly.http;
 
 import dev.onceonly.api.DeadLetter;
 import dev.onceonly.internal.deadletter.DeadLetterAccess;
+import dev.onceonly.api.ReplayResult;
 import dev.onceonly.internal.deadletter.DeadLetterChannels;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import jakarta.json.JsonObject;
 import jakarta.ws.rs.core.SecurityContext;
 import org.junit.jupiter.api.Test;
@@ -82,6 +82,11 @@ class DeadLetterResourceTest {
                 }
 
                 @Override
+                public ReplayResult decision(Duration within) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
                 public void remove(Held held) {
                     queue.remove(held);
                 }
@@ -105,7 +110,7 @@ class DeadLetterResourceTest {
                 return "operator";
             }
         };
-        r.queues = new DeadLetterChannels(() -> List.of(access), new ReplayWatch(), Clock.systemUTC());
+        r.queues = new DeadLetterChannels(() -> List.of(access), Clock.systemUTC());
         return r;
     }
 

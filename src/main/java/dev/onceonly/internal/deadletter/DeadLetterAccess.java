@@ -1,6 +1,9 @@
 package dev.onceonly.internal.deadletter;
 
 import dev.onceonly.api.DeadLetter;
+import dev.onceonly.api.ReplayResult;
+
+import java.time.Duration;
 
 /**
  * What the dead-letter operations need of a dead-letter queue; the connector implements it on the
@@ -11,7 +14,11 @@ import dev.onceonly.api.DeadLetter;
  *       and not removed, so nothing is ever lost by reading;</li>
  *   <li>{@link Scan#republish} returns only once the broker confirmed the copy; it never removes
  *       the original, so a failure after it leaves the original in the queue and at worst a
- *       duplicate, which the guard deduplicates.</li>
+ *       duplicate, which the guard deduplicates;</li>
+ *   <li>the guard's decision on a copy comes back to the scan that published it
+ *       ({@link Scan#decision}), from whichever instance consumed it: an operation removes a letter
+ *       only once its replay is decided, so that the letter keeps the ledger purge's pin on its
+ *       key's row while the copy is in flight.</li>
  * </ul>
  */
 public interface DeadLetterAccess {
@@ -71,6 +78,14 @@ public interface DeadLetterAccess {
          * @throws dev.onceonly.api.OnceOnlyException when the broker did not confirm it (refused, unroutable, no answer)
          */
         void republish(Held held);
+
+        /**
+         * Waits for the guard's decision on a replay this scan published.
+         *
+         * @param within the longest wait
+         * @return the next decision received (its id is the letter's), or {@code null} when none came in time
+         */
+        ReplayResult decision(Duration within);
 
         /**
          * Removes {@code held} from the queue for good (acknowledges it).

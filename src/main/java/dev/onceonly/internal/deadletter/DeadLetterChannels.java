@@ -18,17 +18,14 @@ import java.util.function.Supplier;
 public final class DeadLetterChannels implements DeadLetterQueues {
 
     private final Supplier<List<DeadLetterAccess>> channels;
-    private final ReplayWatch watch;
     private final Clock clock;
 
     /**
      * @param channels the dead-letter queue of each incoming channel (one per configured channel)
-     * @param watch    where the connector reports its decisions on replays
      * @param clock    what "now" is
      */
-    public DeadLetterChannels(Supplier<List<DeadLetterAccess>> channels, ReplayWatch watch, Clock clock) {
+    public DeadLetterChannels(Supplier<List<DeadLetterAccess>> channels, Clock clock) {
         this.channels = channels;
-        this.watch = watch;
         this.clock = clock;
     }
 
@@ -51,7 +48,7 @@ public final class DeadLetterChannels implements DeadLetterQueues {
             throw new IllegalArgumentException("no incoming channel '" + channel + "' of the RabbitMQ connector; there are "
                     + byName.keySet());
         }
-        return new DeadLetterOperations(access, watch, clock);
+        return new DeadLetterOperations(access, clock);
     }
 
     @Override

@@ -10,12 +10,11 @@ import dev.onceonly.internal.support.LogId;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -23,8 +22,9 @@ import java.util.function.Predicate;
 /**
  * {@link DeadLetterQueue} over a {@link DeadLetterAccess}: each operation is one scan of the queue
  * from its head, which gives back everything it did not remove when it ends. A replay is published
- * and confirmed before its dead letter is removed (the access's contract), so a crash in between
- * leaves a duplicate at worst, never a loss.
+ * and confirmed, and its dead letter removed only once the guard decided the copy (the access's
+ * contract): a crash in between leaves a duplicate at worst, never a loss, and a copy waiting in the
+ * work queue never lifts the ledger purge's pin on its key's row.
  */
 public final class DeadLetterOperations implements DeadLetterQueue {
 
@@ -33,17 +33,14 @@ public final class DeadLetterOperations implements DeadLetterQueue {
     private static final Duration PAUSE = Duration.ofMillis(150);
 
     private final DeadLetterAccess access;
-    private final ReplayWatch watch;
     private final Clock clock;
 
     /**
      * @param access the queue
-     * @param watch  where this instance's connector reports its decisions on replays
      * @param clock  what "now" is, for a filter's age
      */
-    public DeadLetterOperations(DeadLetterAccess access, ReplayWatch watch, Clock clock) {
+    public DeadLetterOperations(DeadLetterAccess access, Clock clock) {
         this.access = access;
-        this.watch = watch;
         this.clock = clock;
     }
 
@@ -105,17 +102,17 @@ public final class DeadLetterOperations implements DeadLetterQueue {
     }
 
     private ReplayResult replayOne(String id, Duration wait, boolean unverified) {
-        return onFound(id, (scan, h) -> send(scan, h, unverified)).map(p -> awaitAll(List.of(p), wait).get(0))
+        return onFound(id, (scan, h) -> replay(scan, List.of(h), unverified, wait).get(0))
                 .orElseGet(() -> new ReplayResult(id, ReplayResult.Status.NOT_FOUND, "no dead letter " + id + " in " + access.queue()));
     }
 
     @Override
     public List<ReplayResult> replayAll(DeadLetterFilter filter, Duration wait) {
-        List<Pending> decisions = new ArrayList<>();
         try (DeadLetterAccess.Scan scan = access.scan()) {
-            forEachMatching(scan, filter, h -> decisions.add(send(scan, h, false)));
+            List<DeadLetterAccess.Held> matching = new ArrayList<>();
+            forEachMatching(scan, filter, matching::add);
+            return replay(scan, matching, false, wait);
         }
-        return awaitAll(decisions, wait);
     }
 
     @Override
@@ -136,10 +133,6 @@ public final class DeadLetterOperations implements DeadLetterQueue {
             });
         }
         return removed;
-    }
-
-    /** A replay sent, and the decision this instance may see on it. */
-    private record Pending(String id, CompletableFuture<ReplayResult> decision) {
     }
 
     private void forEachMatching(DeadLetterAccess.Scan scan, DeadLetterFilter filter, Consumer<DeadLetterAccess.Held> action) {
@@ -177,31 +170,48 @@ public final class DeadLetterOperations implements DeadLetterQueue {
     }
 
     /**
-     * Republishes (confirmed), then removes: the order that loses nothing. A verified letter only
-     * unless {@code unverified}, then an unverified one only: which one the operator looked at.
+     * Republishes each letter (confirmed), then removes each whose replay the guard decided within
+     * {@code wait}: the order that loses nothing, and keeps a letter (and with it the purge's pin on
+     * its key's row) while its copy is in flight. A verified letter only unless {@code unverified},
+     * then an unverified one only: which one the operator looked at.
+     *
+     * @return one result per letter, in their order
      */
-    private Pending send(DeadLetterAccess.Scan scan, DeadLetterAccess.Held h, boolean unverified) {
-        DeadLetter l = h.letter();
-        if (l.verified() == unverified) {
-            return new Pending(l.id(), CompletableFuture.completedFuture(new ReplayResult(l.id(), ReplayResult.Status.NOT_REPLAYABLE,
-                    unverified ? "the dead letter is verified: replay it as the original"
-                            : "unverified: its dead-letter headers carry no valid signature of this application's "
-                                    + "connector "
-                            + "(planted, dead-lettered by the broker, or by a version before signatures); it is "
-                            + "replayed only when asked for explicitly, as a new message to the channel's queue")));
+    private List<ReplayResult> replay(DeadLetterAccess.Scan scan, List<DeadLetterAccess.Held> letters, boolean unverified,
+                                      Duration wait) {
+        Map<String, ReplayResult> results = new LinkedHashMap<>();
+        Map<String, DeadLetterAccess.Held> undecided = new HashMap<>();
+        for (DeadLetterAccess.Held h : letters) {
+            DeadLetter l = h.letter();
+            if (l.verified() == unverified) {
+                results.put(l.id(), new ReplayResult(l.id(), ReplayResult.Status.NOT_REPLAYABLE, unverified
+                        ? "the dead letter is verified: replay it as the original"
+                        : "unverified: its dead-letter headers carry no valid signature of this application's connector "
+                                + "(planted, dead-lettered by the broker, or by a version before signatures); it is "
+                                + "replayed only when asked for explicitly, as a new message to the channel's queue"));
+            } else if (undecided.putIfAbsent(l.id(), h) == null) {
+                scan.republish(h);
+                results.put(l.id(), null);
+                LogId.ONCE0801I.log(l.id(), access.channel(), describe(l),
+                        l.verified() ? "as the original" : "unverified, as a new message", l.replays() + 1);
+            }
         }
-        CompletableFuture<ReplayResult> decision = watch.expect(l.id());
-        try {
-            scan.republish(h);
-        } catch (RuntimeException e) {
-            watch.forget(l.id());
-            throw e;
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (!undecided.isEmpty()) {
+            ReplayResult decided = scan.decision(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if (decided == null) {
+                break;
+            }
+            DeadLetterAccess.Held h = undecided.remove(decided.id());
+            if (h != null) {
+                scan.remove(h);
+                results.put(decided.id(), decided);
+            }
         }
-        scan.remove(h);
-        LogId.ONCE0801I.log(l.id(), access.channel(), describe(l), l.verified() ? "as the original" : "unverified, "
-                + "as a new message",
-                l.replays() + 1);
-        return new Pending(l.id(), decision);
+        undecided.keySet().forEach(id -> results.put(id, new ReplayResult(id, ReplayResult.Status.PUBLISHED,
+                "published and confirmed, not decided within the wait: the dead letter stays until a replay of it is "
+                        + "decided (replaying it again is safe: the guard finds its key if the copy was processed)")));
+        return List.copyOf(results.values());
     }
 
     private void remove(DeadLetterAccess.Scan scan, DeadLetterAccess.Held h) {
@@ -214,39 +224,5 @@ public final class DeadLetterOperations implements DeadLetterQueue {
         return "consumer '" + l.consumer() + "', key " + (l.keyDigest().isEmpty() ? "-" : l.keyDigest())
                 + ", body sha256 " + l.bodySha256().substring(0, Math.min(16, l.bodySha256().length()))
                 + ", outcome " + (l.outcome().isEmpty() ? "-" : l.outcome());
-    }
-
-    /** Waits for every decision until one shared deadline; those not seen by then are reported as published. */
-    private List<ReplayResult> awaitAll(List<Pending> decisions, Duration wait) {
-        long deadline = System.nanoTime() + wait.toNanos();
-        List<ReplayResult> results = new ArrayList<>();
-        for (Pending p : decisions) {
-            results.add(await(p, Math.max(0, deadline - System.nanoTime())));
-        }
-        return results;
-    }
-
-    private ReplayResult await(Pending p, long nanos) {
-        try {
-            return p.decision.get(nanos, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            return published(p);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return published(p);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("a replay's decision is never completed exceptionally", e);
-        }
-    }
-
-    /** Not decided in time: no longer waited for, reported as published. */
-    private ReplayResult published(Pending p) {
-        watch.forget(p.id);
-        ReplayResult late = p.decision.getNow(null);
-        if (late != null) {
-            return late;
-        }
-        return new ReplayResult(p.id, ReplayResult.Status.PUBLISHED,
-                "published and confirmed; the guard's decision was not seen on this instance in time");
     }
 }

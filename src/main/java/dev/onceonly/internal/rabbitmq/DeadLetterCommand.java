@@ -8,7 +8,6 @@ import dev.onceonly.api.DeadLetterQueue;
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.ReplayResult;
 import dev.onceonly.internal.deadletter.DeadLetterOperations;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.internal.support.Durations;
 
 import java.io.IOException;
@@ -27,12 +26,14 @@ import java.util.logging.Logger;
  * {@code bin/onceonly-dlq}: the dead-letter operations on a channel's dead-letter queue from the
  * command line, with the application's properties read as {@code bin/onceonly-topology} reads them
  * ({@link CommandConfig}). Its usage is in the script and in {@code docs/operations.md}. A replay
- * from here does not wait for the guard's decision (the application's connector makes it and logs
- * it, {@code ONCE0803I}). Prints no body unless {@code show --body} asks for it, no key, no password.
+ * from here waits for the guard's decision ({@code --wait}, 30 seconds by default: the application's
+ * connector makes it, logs it, {@code ONCE0803I}, and sends it back); a letter whose replay was not
+ * decided by then stays in its queue. Prints no body unless {@code show --body} asks for it, no key, no password.
  */
 public final class DeadLetterCommand {
 
     private static final String TOOL = "onceonly-dlq";
+
     /** Held here: the logging framework keeps only weak references to loggers, and their levels with them. */
     private static final Logger LIBRARY_LOG = Logger.getLogger("dev.onceonly");
 
@@ -47,6 +48,8 @@ public final class DeadLetterCommand {
     private String reason;
     private String consumer;
     private Duration olderThan;
+    /** How long a replay waits for the guard's decisions: a letter leaves its queue only once its replay is decided. */
+    private Duration wait = Duration.ofSeconds(30);
     private int offset;
     private int limit = 50;
     private boolean all;
@@ -64,7 +67,7 @@ public final class DeadLetterCommand {
      * @param args {@code list | show ID [--body] | replay (ID [--unverified] | --all) | discard (ID | --all)}, with
      *             {@code --config FILE}, {@code --set NAME=VALUE}, {@code --channel NAME}, the filters
      *             {@code --outcome}, {@code --reason}, {@code --consumer}, {@code --older-than}, and
-     *             {@code --offset}, {@code --limit}, {@code --dry-run}
+     *             {@code --offset}, {@code --limit}, {@code --wait}, {@code --dry-run}
      */
     public static void main(String[] args) {
         // What the library logs (ONCE0801I, ONCE0802W) is printed here as the command's own output.
@@ -101,7 +104,7 @@ public final class DeadLetterCommand {
                 case "--dry-run" -> dryRun = true;
                 case "--body" -> body = true;
                 case "--unverified" -> unverified = true;
-                case "--outcome", "--reason", "--consumer", "--older-than", "--offset", "--limit" -> {
+                case "--outcome", "--reason", "--consumer", "--older-than", "--wait", "--offset", "--limit" -> {
                     if (i + 1 == args.length) {
                         throw new IllegalArgumentException(a + " needs a value");
                     }
@@ -141,12 +144,8 @@ public final class DeadLetterCommand {
             case "--outcome" -> outcome = value;
             case "--reason" -> reason = value;
             case "--consumer" -> consumer = value;
-            case "--older-than" -> {
-                olderThan = Durations.parse(value);
-                if (olderThan == null) {
-                    throw new IllegalArgumentException("--older-than: " + Durations.ACCEPTED);
-                }
-            }
+            case "--older-than" -> olderThan = duration(name, value);
+            case "--wait" -> wait = duration(name, value);
             default -> {
                 try {
                     int n = Integer.parseInt(value);
@@ -165,6 +164,14 @@ public final class DeadLetterCommand {
         }
     }
 
+    private static Duration duration(String name, String value) {
+        Duration d = Durations.parse(value);
+        if (d == null) {
+            throw new IllegalArgumentException(name + ": " + Durations.ACCEPTED);
+        }
+        return d;
+    }
+
     /** The one incoming channel's queue: {@code --channel}, needed when there are several. */
     private DeadLetterQueue queue() {
         List<CommandConfig.Channel> incoming = command.channels(command.config()).stream()
@@ -181,7 +188,7 @@ public final class DeadLetterCommand {
             return connection.createChannel();
         });
         out.printf("channel %s, dead-letter queue %s on %s%n", endpoint.channel(), endpoint.queue(), s.connection().describe());
-        return new DeadLetterOperations(endpoint, new ReplayWatch(), Clock.systemUTC());
+        return new DeadLetterOperations(endpoint, Clock.systemUTC());
     }
 
     /** @return whether everything asked for was there */
@@ -212,9 +219,8 @@ public final class DeadLetterCommand {
                 if (all && dryRun) {
                     return listDryRun(queue, filter, "replay");
                 }
-                List<ReplayResult> results = all ? queue.replayAll(filter, Duration.ZERO)
-                        : List.of(unverified ? queue.replayUnverified(id, Duration.ZERO)
-                                : queue.replay(id, Duration.ZERO));
+                List<ReplayResult> results = all ? queue.replayAll(filter, wait)
+                        : List.of(unverified ? queue.replayUnverified(id, wait) : queue.replay(id, wait));
                 results.forEach(r -> out.printf("%s %s: %s%n", r.id(), r.status(), r.detail()));
                 return results.stream().noneMatch(r -> r.status() == ReplayResult.Status.NOT_FOUND);
             }

@@ -7,14 +7,13 @@ import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.ShutdownSignalException;
 import dev.onceonly.api.DeadLetter;
 import dev.onceonly.api.OnceOnlyException;
+import dev.onceonly.api.ReplayResult;
 import dev.onceonly.internal.deadletter.DeadLetterAccess;
-import dev.onceonly.rabbitmq.RabbitHeaders;
 
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
@@ -32,8 +31,10 @@ import java.util.function.Supplier;
  * purge's scan reads alone.
  *
  * <p>A replay goes to the channel's own queue through the default exchange; a
- * {@linkplain DeadLetterSignature verified} letter's as a signed copy naming the original exchange
- * and routing key, which the consumer believes as it believes a retry copy's.
+ * {@linkplain HeaderSignature verified} letter's as a signed copy naming the original exchange
+ * and routing key, which the consumer believes as it believes a retry copy's. Every copy carries a
+ * stamp ({@link ReplayHeaders}) naming a server-named, exclusive queue of the scan's channel, where
+ * the consumer that settles the copy, on any instance, sends the guard's decision.
  */
 final class DeadLetterEndpoint implements DeadLetterAccess {
 
@@ -43,16 +44,6 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         Channel open() throws IOException, TimeoutException;
     }
 
-    /**
-     * The connector's dead-letter and copy headers: replaced on a replay, which is a delivery like the
-     * first (a verified one gets a copy's headers of its own, an unverified one none).
-     */
-    private static final String[] DEAD_LETTER_HEADERS = {RabbitHeaders.OUTCOME, RabbitHeaders.REASON, RabbitHeaders.CONSUMER,
-            RabbitHeaders.CHANNEL, RabbitHeaders.QUEUE, RabbitHeaders.ATTEMPTS, RabbitHeaders.ORIGINAL_EXCHANGE,
-            RabbitHeaders.ORIGINAL_ROUTING_KEY, RabbitHeaders.DEAD_LETTER_ID, RabbitHeaders.DEAD_LETTERED_AT,
-            RabbitHeaders.KEY_DIGEST, RabbitHeaders.DELIVERY_COUNT, RabbitHeaders.DEAD_LETTER_SIGNATURE,
-            RabbitHeaders.RETRY_ATTEMPTS, RabbitHeaders.SIGNATURE, ConfirmingPublisher.SEQUENCE_HEADER};
-
     private final String channel;
     private final String queue;
     /** Where the scans register, so that the purge's reads alone. */
@@ -60,9 +51,8 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
     /** The channel's own queue, where replays go. */
     private final String workQueue;
     private final Duration confirmTimeout;
-    /** Signs a verified letter's replay as the connector's copy, so that it keys as the original. */
-    private final CopySignature copies;
-    private final DeadLetterSignature letters;
+    private final HeaderSignature letters;
+    private final ReplayHeaders replays;
     private final ChannelSource channels;
 
     /**
@@ -80,8 +70,8 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         this.readers = new DeadLetterReaders(channel, queue, channels);
         this.workQueue = workQueue;
         this.confirmTimeout = confirmTimeout;
-        this.copies = copies;
-        this.letters = new DeadLetterSignature(copies);
+        this.letters = HeaderSignature.deadLetters(copies);
+        this.replays = new ReplayHeaders(copies);
         this.channels = channels;
     }
 
@@ -177,9 +167,12 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
          * chasing its own replays.
          */
         private long left = -1;
+        /** Where the decisions on this scan's replays come back. */
+        private final ReplyQueue replies;
 
         AmqpScan(Channel ch) {
             this.ch = ch;
+            this.replies = new ReplyQueue(ch, replays, queue, channel);
             ch.addReturnListener(r -> returned = "unroutable: exchange '" + r.getExchange() + "' routed routing key '"
                     + r.getRoutingKey() + "' to no queue (" + r.getReplyText() + ")");
         }
@@ -213,20 +206,11 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
         public void republish(Held held) {
             Message m = (Message) held;
             DeadLetter l = m.letter;
-            Map<String, Object> headers = new HashMap<>(m.headers());
-            for (String h : DEAD_LETTER_HEADERS) {
-                headers.remove(h);
-            }
-            headers.keySet().removeIf(n -> n.equals("x-death") || n.startsWith("x-first-death-") || n.startsWith("x-last-death-"));
-            headers.put(RabbitHeaders.REPLAY_OF, l.id());
-            headers.put(RabbitHeaders.REPLAYS, l.replays() + 1);
-            if (l.verified()) {
-                // A copy of the connector's, as a retry copy is, at its first attempt: the consumer
-                // believes its exchange and routing key, so the guard derives the original's key.
-                headers.put(RabbitHeaders.RETRY_ATTEMPTS, 0);
-                headers.put(RabbitHeaders.ORIGINAL_EXCHANGE, l.exchange());
-                headers.put(RabbitHeaders.ORIGINAL_ROUTING_KEY, l.routingKey());
-                headers.put(RabbitHeaders.SIGNATURE, copies.sign(workQueue, 0, l.exchange(), l.routingKey(), m.body()));
+            Map<String, Object> headers;
+            try {
+                headers = replays.copyOf(m.headers(), l, m.body(), workQueue, replies.name());
+            } catch (IOException | RuntimeException e) {
+                throw failure("cannot wait for the decision on the replay of " + l.id() + ", the dead letter stays", e);
             }
             AMQP.BasicProperties props = m.response.getProps().builder().headers(headers).build();
             returned = null;
@@ -245,6 +229,11 @@ final class DeadLetterEndpoint implements DeadLetterAccess {
                 throw new OnceOnlyException("dead-letter queue '" + queue + "': the replay of " + l.id()
                         + " was not delivered, the dead letter stays: " + returned);
             }
+        }
+
+        @Override
+        public ReplayResult decision(Duration within) {
+            return replies.next(within);
         }
 
         @Override

@@ -20,7 +20,7 @@ final class DeadLetterHeaders {
      * @param channel  the channel whose dead-letter queue holds it
      * @param h        its headers
      * @param body     its body
-     * @param verified whether the connector's signature vouches for the headers ({@link DeadLetterSignature})
+     * @param verified whether the connector's signature vouches for the headers ({@link HeaderSignature})
      * @return what an operator sees of it
      */
     static DeadLetter read(String channel, Map<String, Object> h, byte[] body, boolean verified) {
@@ -42,12 +42,12 @@ final class DeadLetterHeaders {
     }
 
     /** Header strings arrive as amqp-client's {@code LongString} (or bytes): their text. */
-    private static String nullable(Map<String, Object> h, String name) {
+    static String nullable(Map<String, Object> h, String name) {
         Object v = h.get(name);
         return v == null ? null : v instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : v.toString();
     }
 
-    private static Long number(Map<String, Object> h, String name) {
+    static Long number(Map<String, Object> h, String name) {
         Object v = h.get(name);
         if (v instanceof Number n) {
             return n.longValue();

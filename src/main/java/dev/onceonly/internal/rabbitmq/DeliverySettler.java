@@ -1,8 +1,9 @@
 package dev.onceonly.internal.rabbitmq;
 
+import com.rabbitmq.client.AMQP;
 import dev.onceonly.api.Outcome;
+import dev.onceonly.api.ReplayResult;
 import dev.onceonly.internal.support.Durations;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.internal.support.LogId;
 import dev.onceonly.rabbitmq.RabbitHeaders;
 
@@ -40,7 +41,8 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
     private final Settlement settlement;
     private final Redelivery redelivery;
     private final DoubleSupplier jitter;
-    private final ReplayWatch replays;
+    private final ReplayHeaders replays;
+    private final Supplier<ConfirmingPublisher> publisher;
     /** Whether a requeue raises the broker's delivery count (quorum queues; also found out at runtime). */
     private volatile boolean requeueCounts;
 
@@ -48,16 +50,16 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
      * @param publisher   the publisher for retry copies and dead letters, of the current connection
      * @param jitter      the random factor of each backoff
      * @param clock       the wall time dead letters are stamped with
-     * @param replays     where the decisions on replays of dead letters are reported
      * @param deadLetters told of each dead letter the broker confirmed
      */
     DeliverySettler(IncomingSettings settings, Settlement settlement, Supplier<ConfirmingPublisher> publisher,
-                    CopySignature signature, DelayQueues delayQueues, DoubleSupplier jitter, Clock clock, ReplayWatch replays,
+                    CopySignature signature, DelayQueues delayQueues, DoubleSupplier jitter, Clock clock,
                     Supplier<DeadLetterListener> deadLetters) {
         this.settings = settings;
         this.settlement = settlement;
         this.jitter = jitter;
-        this.replays = replays;
+        this.replays = new ReplayHeaders(signature);
+        this.publisher = publisher;
         this.redelivery = new Redelivery(settings, settlement, publisher, signature, delayQueues, () -> requeueCounts, clock,
                 deadLetters);
         this.requeueCounts = settings.queueType().requeueCounts();
@@ -87,10 +89,6 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
         if (!d.decide()) {
             return DONE;
         }
-        Object replayOf = d.metadata.headers().get(RabbitHeaders.REPLAY_OF);
-        if (replayOf != null) {
-            ReplayReport.settled(replayOf.toString(), settings.channel(), disposition, replays);
-        }
         switch (disposition.action()) {
             case ACK -> settlement.ack(d);
             case REQUEUE_LATER -> {
@@ -112,7 +110,35 @@ final class DeliverySettler implements IncomingRabbitMessage.Settler {
             }
             case DEAD_LETTER -> redelivery.deadLetter(d, disposition, disposition.deadLetterReason());
         }
+        Object replayOf = d.metadata.headers().get(RabbitHeaders.REPLAY_OF);
+        if (replayOf != null) {
+            ReplayReport.settled(replayOf.toString(), settings.channel(), disposition)
+                    .ifPresent(decided -> tellTheReplay(d, decided));
+        }
         return DONE;
+    }
+
+    /**
+     * Sends the decision on a replay's copy to the replay that waits for it, on whichever instance
+     * (its stamp names where), after the broker action on the copy began. A copy without this
+     * connector's stamp (forged, or replayed by an earlier version) tells nobody. Lost, the decision
+     * leaves the dead letter in its queue, and a replay of it again is a duplicate.
+     */
+    private void tellTheReplay(Delivery d, ReplayResult decided) {
+        replays.stampOf(d.metadata.headers(), d.metadata.body(), settings.queue()).ifPresent(stamp -> {
+            AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
+                    .headers(replays.decision(stamp, decided.status(), decided.detail())).build();
+            try {
+                publisher.get().publish("", stamp.replyTo(), false, props, new byte[0]).whenComplete((ok, failure) -> {
+                    if (failure != null) {
+                        LogId.ONCE0806W.log(stamp.letterId(), settings.channel(), failure instanceof Exception e
+                                ? Connections.describe(e) : failure.getClass().getName());
+                    }
+                });
+            } catch (RuntimeException e) {
+                LogId.ONCE0806W.log(stamp.letterId(), settings.channel(), Connections.describe(e));
+            }
+        });
     }
 
     /** A delivery that claims to be a retry copy without this connector's signature: dead-lettered, never handed over. */

@@ -1,7 +1,6 @@
 package dev.onceonly.internal.rabbitmq;
 
 import dev.onceonly.internal.deadletter.DeadLetterAccess;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.internal.support.Durations;
@@ -45,25 +44,20 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
     private int requeuedAtStop;
     private int inFlightAtStop;
 
-    InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing,
-                   Supplier<DeadLetterListener> deadLetters) {
-        this(settings, resources, handover, tracing, deadLetters, new ReplayWatch());
-    }
-
     /**
      * @param tracing     the trace context of messages, resolved on the first delivery
      * @param deadLetters told of each dead letter the broker confirmed, resolved on the first one
-     * @param replays     where the guard's decisions on replays of dead letters are reported
      */
     InboundChannel(IncomingSettings settings, RabbitResources resources, Handover handover, Supplier<MessageTracing> tracing,
-                   Supplier<DeadLetterListener> deadLetters, ReplayWatch replays) {
+                   Supplier<DeadLetterListener> deadLetters) {
         super(settings.channel(), settings.connection(), resources);
         this.settings = settings;
         this.settlement = new Settlement(settings.retryDelay(), resources.scheduler(), handover);
         this.publishing = new PublishConnection(this, settings);
         CopySignature signature = CopySignature.of(settings);
         this.settler = new DeliverySettler(settings, settlement, publishing::publisher, signature,
-                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), resources.clock(), replays, deadLetters);
+                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), resources.clock(),
+                deadLetters);
         this.consuming = new ConsumingConnection(this, settings, signature, tracing, this::received, settler::requeuesAreCounted);
         this.emitter = new DeliveryEmitter(settings.channel(), handover, resources, settings.claimAhead(), settings.batch(),
                 new DeliveryEmitter.Hooks() {

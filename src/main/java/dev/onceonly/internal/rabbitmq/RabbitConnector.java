@@ -4,7 +4,6 @@ import com.rabbitmq.client.impl.CredentialsProvider;
 import dev.onceonly.internal.config.OnceOnlyConfig;
 import dev.onceonly.api.DeadLetterQueues;
 import dev.onceonly.internal.deadletter.DeadLetterChannels;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.HealthProbe;
 import dev.onceonly.spi.MessageTracing;
@@ -84,8 +83,6 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     private volatile DeadLetterListener deadLetters;
 
     private final List<InboundChannel> inbound = new CopyOnWriteArrayList<>();
-    /** The connector's decisions on replays of dead letters, for the replays this instance waits on. */
-    private final ReplayWatch replays = new ReplayWatch();
     private final List<OutboundChannel> outbound = new CopyOnWriteArrayList<>();
     /** The outbox relay's connection, made when the application uses the outbox. */
     private OutboxEndpoint outbox;
@@ -117,7 +114,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Override
     public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config config) {
         InboundChannel channel = new InboundChannel(new ChannelConfig(config, ConfigProvider.getConfig(), ChannelConfig.Direction.INCOMING, this::credentialsProvider).incoming(), resources, handover,
-                this::tracing, this::deadLetters, replays);
+                this::tracing, this::deadLetters);
         inbound.add(channel);
         startIfRunning(channel::start);
         return ReactiveStreams.fromPublisher(channel);
@@ -199,7 +196,7 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Produces
     @ApplicationScoped
     DeadLetterQueues deadLetterQueues() {
-        return new DeadLetterChannels(() -> inbound.stream().map(InboundChannel::deadLetters).toList(), replays, Clock.systemUTC());
+        return new DeadLetterChannels(() -> inbound.stream().map(InboundChannel::deadLetters).toList(), Clock.systemUTC());
     }
 
     /** Readiness: every channel's broker connections are open (amqp-client recovers them after a drop). */

@@ -10,8 +10,10 @@ import dev.onceonly.internal.support.LogId;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
@@ -33,7 +35,8 @@ final class Redelivery {
     /** The publisher of the current connection (a new one after each reconnection). */
     private final Supplier<ConfirmingPublisher> publisher;
     private final CopySignature signature;
-    private final DeadLetterSignature deadLetterSignature;
+    private final HeaderSignature deadLetterSignature;
+    private final ReplayHeaders replays;
     private final DelayQueues delayQueues;
     private final BooleanSupplier requeueCounts;
     private final Clock clock;
@@ -55,7 +58,8 @@ final class Redelivery {
         this.settlement = settlement;
         this.publisher = publisher;
         this.signature = signature;
-        this.deadLetterSignature = new DeadLetterSignature(signature);
+        this.deadLetterSignature = HeaderSignature.deadLetters(signature);
+        this.replays = new ReplayHeaders(signature);
         this.delayQueues = delayQueues;
     }
 
@@ -152,13 +156,17 @@ final class Redelivery {
         // What the dead-letter operations name and date it by; the id is an identifier only, never
         // an input to a decision, so it may be random. (REPLAYS, from a replay, stays: it counts on.)
         headers.put(RabbitHeaders.DEAD_LETTER_ID, UUID.randomUUID().toString());
-        headers.put(RabbitHeaders.DEAD_LETTERED_AT, clock.millis());
+        // A replay dead-lettered again keeps its letter's first time, which the ledger purge's pin
+        // keeps the key's row for; believed from this connector's stamp only (ReplayHeaders).
+        headers.put(RabbitHeaders.DEAD_LETTERED_AT, replays.stampOf(m.headers(), m.body(), settings.queue())
+                .map(ReplayHeaders.Stamp::letterAt).filter(Objects::nonNull).map(Instant::toEpochMilli)
+                .orElseGet(clock::millis));
         // A producer's own x-onceonly-key-digest must not be signed as the connector's.
         headers.remove(RabbitHeaders.KEY_DIGEST);
         if (!keyDigest.isEmpty()) {
             headers.put(RabbitHeaders.KEY_DIGEST, keyDigest);
         }
-        headers.remove(RabbitHeaders.REPLAY_OF);
+        ReplayHeaders.STAMPED.forEach(headers::remove);
         // Last: what the dead-letter operations believe of these headers (issue 46).
         headers.put(RabbitHeaders.DEAD_LETTER_SIGNATURE, deadLetterSignature.sign(headers, m.body()));
         Object[] line = {settings.channel(), consumer, keyDigest.isEmpty() ? "-" : keyDigest, bodyHash(m.body()),

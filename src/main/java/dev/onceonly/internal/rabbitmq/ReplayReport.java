@@ -2,12 +2,13 @@ package dev.onceonly.internal.rabbitmq;
 
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.ReplayResult;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.internal.support.LogId;
+
+import java.util.Optional;
 
 /**
  * The guard's decision on a replay of a dead letter, as the connector settles it: one log line, and
- * the decision handed to a replay on this instance that waits for it. BUSY and RETRY decide nothing
+ * the decision for the replay that waits for it ({@link ReplayHeaders}). BUSY and RETRY decide nothing
  * yet (the replay comes back).
  */
 final class ReplayReport {
@@ -15,7 +16,8 @@ final class ReplayReport {
     private ReplayReport() {
     }
 
-    static void settled(String replayOf, String channel, Disposition d, ReplayWatch replays) {
+    /** {@return the decision on the replay of {@code replayOf}, logged; empty when the copy comes back undecided} */
+    static Optional<ReplayResult> settled(String replayOf, String channel, Disposition d) {
         ReplayResult.Status status = switch (d.action()) {
             case ACK -> d.outcome() == Outcome.DUPLICATE ? ReplayResult.Status.ALREADY_PROCESSED : ReplayResult.Status.PROCESSED;
             case REQUEUE_LATER -> null;
@@ -23,7 +25,7 @@ final class ReplayReport {
             case DEAD_LETTER -> d.outcome() == Outcome.FAILED ? ReplayResult.Status.FAILED : ReplayResult.Status.REFUSED;
         };
         if (status == null) {
-            return;
+            return Optional.empty();
         }
         String detail = switch (status) {
             case ALREADY_PROCESSED -> "the key was processed already: acknowledged as a duplicate, the handler not run";
@@ -33,6 +35,6 @@ final class ReplayReport {
         };
         LogId.ONCE0803I.log(replayOf, channel, d.consumer() != null ? d.consumer() : channel,
                 d.keyDigest().isEmpty() ? "-" : d.keyDigest(), status, detail);
-        replays.settled(replayOf, status, detail);
+        return Optional.of(new ReplayResult(replayOf, status, detail));
     }
 }

@@ -4,6 +4,7 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
+import dev.onceonly.api.ReplayResult;
 import dev.onceonly.rabbitmq.RabbitHeaders;
 import dev.onceonly.testing.Script;
 import dev.onceonly.testing.TestRabbit;
@@ -12,12 +13,17 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
+import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,7 +53,7 @@ class DeadLetterCommandTest {
         try (Connection c = f.newConnection("dlq-command-test"); TestRabbit rabbit = new TestRabbit()) {
             try {
                 Topology.declare(c, c.createChannel(), settings).close();
-                DeadLetterSignature signature = new DeadLetterSignature(CopySignature.of(settings));
+                HeaderSignature signature = HeaderSignature.deadLetters(CopySignature.of(settings));
                 rabbit.publish("", dlq, letter(signature, "dl-failed", "FAILED", "java.lang.IllegalStateException: down", queue,
                         "{\"id\":\"secret-1\"}"), "{\"id\":\"secret-1\"}");
                 rabbit.publish("", dlq, letter(signature, "dl-rejected", "REJECTED", "no key", queue, "not json"), "not json");
@@ -75,9 +81,15 @@ class DeadLetterCommandTest {
                 assertEquals("dry run: replay would replay 1 dead letter(s)", dry.get(1));
                 assertEquals(2, TestRabbit.total(dlq), "a dry run changes nothing");
 
-                List<String> replayed = run(0, properties, "replay", "dl-failed");
-                assertTrue(replayed.get(1).startsWith("dl-failed PUBLISHED: "), replayed.toString());
-                assertEquals(1, TestRabbit.total(dlq));
+                // The application's connector, played here: it takes the copy and sends its decision back.
+                CompletableFuture<List<String>> replaying = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return run(0, properties, "replay", "dl-failed", "--wait", "60s");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                await("the replay's copy", Duration.ofSeconds(60), () -> TestRabbit.total(queue), n -> n == 1);
                 GetResponse copy = rabbit.drain(queue).get(0);
                 assertEquals("dl-failed", copy.getProps().getHeaders().get(RabbitHeaders.REPLAY_OF).toString());
                 assertEquals("{\"id\":\"secret-1\"}", new String(copy.getBody(), StandardCharsets.UTF_8));
@@ -85,6 +97,14 @@ class DeadLetterCommandTest {
                         "to the channel's own queue only");
                 assertTrue(CopySignature.of(settings).verify(copy.getProps().getHeaders().get(RabbitHeaders.SIGNATURE).toString(), queue, 0,
                         "", queue, copy.getBody()), "a signed copy, keyed as first published: " + copy.getProps().getHeaders());
+                ReplayHeaders replays = new ReplayHeaders(CopySignature.of(settings));
+                ReplayHeaders.Stamp stamp = replays.stampOf(copy.getProps().getHeaders(), copy.getBody(), queue).orElseThrow();
+                assertEquals(Instant.ofEpochMilli(1_796_000_000_000L), stamp.letterAt(), "the letter's time, signed");
+                rabbit.publish("", stamp.replyTo(), new AMQP.BasicProperties.Builder().headers(replays.decision(stamp,
+                        ReplayResult.Status.ALREADY_PROCESSED, "the key was processed already")).build(), "");
+                List<String> replayed = replaying.get(60, TimeUnit.SECONDS);
+                assertEquals("dl-failed ALREADY_PROCESSED: the key was processed already", replayed.get(1), replayed.toString());
+                assertEquals(1, TestRabbit.total(dlq), "removed once decided");
 
                 // A letter planted without the connector's signature is shown, and replayed only when asked for.
                 rabbit.publish("", dlq, new AMQP.BasicProperties.Builder().headers(Map.of(RabbitHeaders.DEAD_LETTER_ID, "dl-planted",
@@ -94,13 +114,15 @@ class DeadLetterCommandTest {
                         run(0, properties, "replay", "--all", "--outcome", "FAILED", "--dry-run").get(1));
                 assertTrue(run(0, properties, "replay", "dl-planted").get(1).startsWith("dl-planted NOT_REPLAYABLE: unverified"));
                 run(2, properties, "replay", "--all", "--unverified");
-                assertTrue(run(0, properties, "replay", "dl-planted", "--unverified").get(1).startsWith("dl-planted PUBLISHED: "));
+                assertTrue(run(0, properties, "replay", "dl-planted", "--unverified", "--wait", "1s").get(1)
+                        .startsWith("dl-planted PUBLISHED: "));
                 GetResponse planted = rabbit.drain(queue).get(0);
                 assertFalse(planted.getProps().getHeaders().containsKey(RabbitHeaders.SIGNATURE), "a new message, not a signed copy");
-                assertEquals(1, TestRabbit.total(dlq));
+                assertEquals(2, TestRabbit.total(dlq), "not decided in time, the letter stays");
 
                 List<String> discarded = run(0, properties, "discard", "--all");
                 assertTrue(discarded.get(1).startsWith("discarded dl-rejected  REJECTED"), discarded.toString());
+                assertTrue(discarded.get(2).startsWith("discarded dl-planted (unverified)"), discarded.toString());
                 assertEquals(0, TestRabbit.total(dlq));
             } finally {
                 rabbit.deleteChannelTopology(queue);
@@ -109,7 +131,7 @@ class DeadLetterCommandTest {
     }
 
     /** A dead letter as the connector writes it, signed with the channel's key. */
-    private static AMQP.BasicProperties letter(DeadLetterSignature signature, String id, String outcome, String reason, String queue,
+    private static AMQP.BasicProperties letter(HeaderSignature signature, String id, String outcome, String reason, String queue,
                                                String body) {
         Map<String, Object> headers = new HashMap<>(Map.of(RabbitHeaders.DEAD_LETTER_ID, id, RabbitHeaders.OUTCOME, outcome,
                 RabbitHeaders.REASON, reason, RabbitHeaders.ATTEMPTS, 3, RabbitHeaders.CONSUMER, "inventory",

@@ -2,34 +2,23 @@ package dev.onceonly.internal.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.onceonly.api.DeadLetter;
 import dev.onceonly.api.DeadLetterFilter;
 import dev.onceonly.api.DeadLetterPage;
-import dev.onceonly.api.DeadLetterQueue;
-import dev.onceonly.api.GuardEvent;
-import dev.onceonly.api.Layer;
-import dev.onceonly.api.MessageRefusedException;
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.Outcome;
 import dev.onceonly.api.ReplayResult;
 import dev.onceonly.internal.deadletter.DeadLetterAccess;
 import dev.onceonly.internal.deadletter.DeadLetterChannels;
 import dev.onceonly.internal.deadletter.DeadLetterOperations;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.internal.ledger.LedgerPurge;
 import dev.onceonly.spi.Ledger;
 import dev.onceonly.rabbitmq.IncomingRabbitMetadata;
 import dev.onceonly.rabbitmq.RabbitHeaders;
-import dev.onceonly.spi.Dispatch;
-import dev.onceonly.spi.Handover;
-import dev.onceonly.spi.MessageTracing;
 import dev.onceonly.testing.LogCapture;
 import dev.onceonly.testing.TestRabbit;
 import org.eclipse.microprofile.reactive.messaging.Message;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -42,14 +31,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.onceonly.testing.Eventually.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -64,83 +51,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * made: an incoming channel dead-letters refused messages, the operations read, replay and discard
  * them, and the same channel consumes the replays and reports the guard's decisions on them.
  */
-class DeadLetterOperationsTest {
-
-    static final Duration LIMIT = InboundChannelTest.LIMIT;
-
-    final String queue = "onceonly.dlq-test." + UUID.randomUUID();
-    final String dlq = queue + ".dlq";
-    final RabbitResources resources = RabbitResources.create(Executors.defaultThreadFactory());
-    final InboundChannelTest.Probe probe = new InboundChannelTest.Probe();
-    final Handover handover = new Handover();
-    final ReplayWatch watch = new ReplayWatch();
-    final AtomicReference<Channel> lastOpened = new AtomicReference<>();
-    Connection operationsConnection;
-    TestRabbit rabbit;
-    InboundChannel channel;
-    DeadLetterEndpoint endpoint;
-    DeadLetterQueue operations;
-
-    @BeforeEach
-    void start() throws Exception {
-        rabbit = new TestRabbit();
-        IncomingSettings settings = TestChannelConfig.of(Map.of("channel-name", "orders", "queue.name", queue, "host", "127.0.0.1",
-                "max-attempts", "1", "retry-delay", "100ms", "drain-timeout", "2s"), ChannelConfig.Direction.INCOMING).incoming();
-        channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE, () -> DeadLetterListener.NONE, watch);
-        channel.subscribe(probe);
-        channel.start();
-        await("the consumer", LIMIT, () -> {
-            try {
-                return rabbit.consumers(queue);
-            } catch (IOException notDeclaredYet) {
-                return -1;
-            }
-        }, n -> n == 1);
-        probe.request(100);
-        operationsConnection = resources.open(settings.connection(), "orders", "dead-letters");
-        endpoint = DeadLetterEndpoint.of(settings, () -> {
-            Channel ch = operationsConnection.createChannel();
-            lastOpened.set(ch);
-            return ch;
-        });
-        operations = new DeadLetterOperations(endpoint, watch, Clock.systemUTC());
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        Connections.closeQuietly(operationsConnection);
-        channel.stopConsuming();
-        channel.drainAndClose();
-        rabbit.deleteChannelTopology(queue);
-        rabbit.close();
-        resources.executor().shutdownNow();
-        resources.scheduler().shutdownNow();
-    }
-
-    /** Publishes {@code body} to the queue and settles its delivery as the guard decided {@code outcome}. */
-    private void deadLetter(String body, Outcome outcome, String keyDigest) throws Exception {
-        rabbit.publish("", queue, body);
-        Message<?> m = probe.next();
-        settle(m, outcome, keyDigest);
-    }
-
-    private void settle(Message<?> m, Outcome outcome, String keyDigest) {
-        Dispatch dispatch = handover.take(m.getPayload());
-        assertNotNull(dispatch, "the delivery was posted under its payload");
-        String reason = outcome == Outcome.CONFLICT ? "processed before with another body" : "no key";
-        dispatch.decided(new GuardEvent("inventory", outcome, Layer.NONE, keyDigest, outcome == Outcome.FAILED ? "" : reason, 0));
-        if (outcome == Outcome.FAILED) {
-            m.nack(new IllegalStateException("stock service down"));
-        } else if (outcome.isRefusal()) {
-            m.nack(new MessageRefusedException(outcome, "inventory", keyDigest, reason, null));
-        } else {
-            m.ack();
-        }
-    }
-
-    private List<DeadLetter> all() {
-        return operations.list(DeadLetterFilter.ALL, 0, 100).letters();
-    }
+class DeadLetterOperationsTest extends DeadLetterFixture {
 
     @Test
     void listsAndShowsDeadLettersWithoutTakingThemAndShowsTheBodyOnlyWhenAsked() throws Exception {
@@ -279,6 +190,11 @@ class DeadLetterOperationsTest {
                     }
 
                     @Override
+                    public ReplayResult decision(Duration within) {
+                        return scan.decision(within);
+                    }
+
+                    @Override
                     public void remove(Held held) {
                         scan.remove(held);
                     }
@@ -291,7 +207,7 @@ class DeadLetterOperationsTest {
             }
         };
 
-        assertThrows(OnceOnlyException.class, () -> new DeadLetterOperations(crashing, watch, Clock.systemUTC()).replay(id, Duration.ZERO));
+        assertThrows(OnceOnlyException.class, () -> new DeadLetterOperations(crashing, Clock.systemUTC()).replay(id, Duration.ZERO));
 
         Message<?> first = probe.next();
         settle(first, Outcome.PROCESSED, "dc");
@@ -328,7 +244,7 @@ class DeadLetterOperationsTest {
 
     @Test
     void theOldestDeadLetterIsWhatTheLedgerKeepsRowsFor() throws Exception {
-        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), Clock.systemUTC());
         assertEquals(Optional.empty(), queues.oldest());
         assertEquals(List.of("orders"), queues.channels());
         assertThrows(IllegalArgumentException.class, () -> queues.channel("payments"));
@@ -352,7 +268,7 @@ class DeadLetterOperationsTest {
      */
     @Test
     void aDeadLetterAnotherReadHoldsStillKeepsItsKeysRow() throws Exception {
-        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), Clock.systemUTC());
         deadLetter("held", Outcome.FAILED, "dh");
         await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
         Instant deadLettered = all().get(0).deadLetteredAt();
@@ -431,7 +347,7 @@ class DeadLetterOperationsTest {
      */
     @Test
     void aPlantedOrAlteredDeadLetterIsNotBelieved() throws Exception {
-        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), watch, Clock.systemUTC());
+        DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), Clock.systemUTC());
         String stranger = queue + ".stranger";
         Map<String, Object> planted = Map.of(RabbitHeaders.DEAD_LETTER_ID, "planted", RabbitHeaders.DEAD_LETTERED_AT, 0L,
                 RabbitHeaders.OUTCOME, "FAILED", RabbitHeaders.REASON, "timeout", RabbitHeaders.CONSUMER, "inventory",

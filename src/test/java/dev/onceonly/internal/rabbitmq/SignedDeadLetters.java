@@ -25,7 +25,7 @@ public final class SignedDeadLetters {
         IncomingSettings settings = TestChannelConfig.of(channel, ChannelConfig.Direction.INCOMING).incoming();
         Map<String, Object> signed = new HashMap<>(headers);
         signed.put(RabbitHeaders.QUEUE, settings.queue());
-        signed.put(RabbitHeaders.DEAD_LETTER_SIGNATURE, new DeadLetterSignature(CopySignature.of(settings)).sign(signed, body));
+        signed.put(RabbitHeaders.DEAD_LETTER_SIGNATURE, HeaderSignature.deadLetters(CopySignature.of(settings)).sign(signed, body));
         return signed;
     }
 }
