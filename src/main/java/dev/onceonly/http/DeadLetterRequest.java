@@ -30,8 +30,10 @@ import java.util.TreeSet;
  * {@link #MAX_WAIT})
  * @param offset a dry run's matching dead letters to skip ({@code offset}, default 0)
  * @param limit  a dry run's page ({@code limit}, default {@value #DEFAULT_LIMIT}, at most {@value #MAX_LIMIT})
+ * @param unverified replay one unverified dead letter as a new message ({@code unverified})
  */
-record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitFor, int offset, int limit) {
+record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitFor, int offset, int limit,
+                         boolean unverified) {
 
     /** The only body type a state-changing call accepts. */
     static final String JSON = "application/json";
@@ -47,8 +49,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
     /** The largest page of a listing or a dry run: each is read from the broker and held in memory whole. */
     static final int MAX_LIMIT = 500;
 
-    /** The fields of a call on one dead letter. */
-    static final Set<String> ONE = Set.of("wait");
+    /** The fields of a replay of one: {@code unverified} for an unverified letter an operator looked at. */
+    static final Set<String> REPLAY_ONE = Set.of("wait", "unverified");
     /** The fields of a replay of all matching. */
     static final Set<String> REPLAY_ALL = Set.of("outcome", "reason", "consumer", "olderThan", "dryRun", "offset",
             "limit", "wait");
@@ -103,7 +105,8 @@ record DeadLetterRequest(DeadLetterFilter filter, boolean dryRun, Duration waitF
         }
         String wait = text(o, "wait");
         return new DeadLetterRequest(filter, dryRun, boundedWait(wait == null ? DEFAULT_WAIT : wait),
-                number(o, "offset", 0, Integer.MAX_VALUE, 0), number(o, "limit", 0, MAX_LIMIT, DEFAULT_LIMIT));
+                number(o, "offset", 0, Integer.MAX_VALUE, 0), number(o, "limit", 0, MAX_LIMIT, DEFAULT_LIMIT),
+                flag(o, "unverified"));
     }
 
     /**

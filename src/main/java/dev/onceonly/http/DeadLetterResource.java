@@ -171,7 +171,8 @@ public abstract class DeadLetterResource {
      * @param id the dead letter
      * @param contentType the body's type: {@code application/json} only
      * @param body a JSON object: {@code wait} ({@code "5s"} by default, at most a minute; {@code "0"} does not
-     *             wait, and leaves the letter: it is removed once its replay is decided)
+     *             wait, and leaves the letter: it is removed once its replay is decided); {@code unverified}
+     *             ({@code true}) to replay an unverified letter as a new message ({@link DeadLetterQueue#replayUnverified})
      * @return what became of it
      */
     @POST
@@ -181,7 +182,8 @@ public abstract class DeadLetterResource {
     public JsonObject replay(@Context SecurityContext security, @PathParam("channel") String channel, @PathParam("id") String id,
                              @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
         DeadLetterQueue q = queue(security, channel);
-        return DeadLetterJson.of(q.replay(id, request(contentType, body, DeadLetterRequest.ONE).waitFor()));
+        DeadLetterRequest r = request(contentType, body, DeadLetterRequest.REPLAY_ONE);
+        return DeadLetterJson.of(r.unverified() ? q.replayUnverified(id, r.waitFor()) : q.replay(id, r.waitFor()));
     }
 
     /**

@@ -214,6 +214,29 @@ class DeadLetterResourceTest {
     }
 
     /** What a cross-site form can send is refused before anything is read: 415, whatever the body says. */
+    /**
+     * An operator who looked at an unverified dead letter replays it over HTTP as from the command
+     * line ({@code "unverified": true}); a verified one is never sent that way, nor an unverified one
+     * without asking (the route was missing: the field was refused as unknown).
+     */
+    @Test
+    void anUnverifiedReplayIsAskedForInTheBody() {
+        DeadLetterResource r = resource();
+        SecurityContext security = caller("ops", Set.of("operator"));
+
+        JsonObject asked = r.replay(security, "orders", "dl-1", "application/json", "{\"unverified\":true,\"wait\":\"0\"}");
+
+        assertEquals("NOT_REPLAYABLE", asked.getString("status"), asked.toString());
+        assertTrue(asked.getString("detail").contains("verified: replay it as the original"), asked.toString());
+        DeadLetterRequest.Refused wrongType = assertThrows(DeadLetterRequest.Refused.class,
+                () -> DeadLetterRequest.parse("application/json", "{\"unverified\":\"yes\"}", DeadLetterRequest.REPLAY_ONE));
+        assertEquals(400, wrongType.status());
+        assertThrows(DeadLetterRequest.Refused.class,
+                () -> DeadLetterRequest.parse("application/json", "{\"unverified\":true}", DeadLetterRequest.REPLAY_ALL),
+                "never with a replay of all");
+        assertEquals(1, queue.size(), "nothing sent");
+    }
+
     @Test
     void aBodyThatIsNotJsonIsRefusedWith415() {
         for (String type : new String[] {"application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain", null}) {
@@ -247,8 +270,8 @@ class DeadLetterResourceTest {
         assertEquals(400, assertThrows(DeadLetterRequest.Refused.class,
                 () -> DeadLetterRequest.parse("application/json", "{\"wait\":\"1s\"}", DeadLetterRequest.DISCARD_ALL)).status(),
                 "a discard does not wait");
-        assertEquals(Duration.ofMinutes(1), DeadLetterRequest.parse("application/json", "{\"wait\":\"60s\"}", DeadLetterRequest.ONE).waitFor());
-        assertEquals(Duration.ZERO, DeadLetterRequest.parse("application/json", "{\"wait\":\"0\"}", DeadLetterRequest.ONE).waitFor());
+        assertEquals(Duration.ofMinutes(1), DeadLetterRequest.parse("application/json", "{\"wait\":\"60s\"}", DeadLetterRequest.REPLAY_ONE).waitFor());
+        assertEquals(Duration.ZERO, DeadLetterRequest.parse("application/json", "{\"wait\":\"0\"}", DeadLetterRequest.REPLAY_ONE).waitFor());
         assertEquals(400, assertThrows(DeadLetterRequest.Refused.class, () -> DeadLetterRequest.checkPage(0, 501)).status(),
                 "a listing is bounded like a dry run");
     }

@@ -180,13 +180,12 @@ final class Redelivery {
                         LogId.ONCE0505W.logWithTrace(disposition.trace(), line);
                     }
                 }, () -> {
-                    if (requeueCounts.getAsBoolean()) {
-                        // A requeue would spend one of the message's attempts on the broker's failure:
-                        // dead-lettered again after the delay instead.
-                        settlement.hold(d, settings.retryDelay(), () -> deadLetter(d, disposition, why));
-                        return true;
-                    }
-                    return false;
+                    // The decision stands: held and dead-lettered again after the delay, until the
+                    // broker takes it. A requeue would hand the message to the handler again (a
+                    // FAILED one at its last attempt, every delay, for as long as the exchange is
+                    // broken) and, where a requeue counts, spend an attempt on the broker's failure.
+                    settlement.hold(d, settings.retryDelay(), () -> deadLetter(d, disposition, why));
+                    return true;
                 });
     }
 
@@ -215,11 +214,12 @@ final class Redelivery {
                 onConfirmed.run();
                 settlement.ack(d);
             } else {
-                LogId.ONCE0506W.log(what, settings.channel(), bodyHash(d.metadata.body()), describe(failure),
-                        Durations.format(settings.retryDelay()));
-                if (!onFailed.getAsBoolean()) {
+                boolean heldForAnotherTry = onFailed.getAsBoolean();
+                if (!heldForAnotherTry) {
                     settlement.holdThenRequeue(d);
                 }
+                LogId.ONCE0506W.log(what, settings.channel(), bodyHash(d.metadata.body()), describe(failure),
+                        heldForAnotherTry ? "held and published again" : "requeued", Durations.format(settings.retryDelay()));
             }
         });
     }

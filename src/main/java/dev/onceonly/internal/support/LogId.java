@@ -106,7 +106,7 @@ public enum LogId {
     ONCE0505W(Level.WARNING, "Dead-lettered a message of channel '%s' (consumer '%s', key %s, body sha256 %s): outcome %s after "
             + "%d attempt(s), to exchange '%s': %s"),
     /** A dead-letter or retry publish failed; the message was requeued instead. */
-    ONCE0506W(Level.WARNING, "Could not %s a message of channel '%s' (body sha256 %s): %s; it is requeued after %s instead"),
+    ONCE0506W(Level.WARNING, "Could not %s a message of channel '%s' (body sha256 %s): %s; %s after %s"),
     /** Incoming channel stopped: given back unprocessed (requeued, or copied where a requeue counts), finished while draining, requeued at the drain timeout. */
     ONCE0507I(Level.INFO, "RabbitMQ channel '%s' stopped: %d delivery(ies) given back unprocessed, %d finished while draining, "
             + "%d requeued at the drain timeout"),
