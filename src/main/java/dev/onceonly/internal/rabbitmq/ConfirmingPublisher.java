@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -79,11 +80,17 @@ final class ConfirmingPublisher {
             long seq = channel.getNextPublishSeqNo();
             AMQP.BasicProperties props = mandatory ? withHeader(properties, SEQUENCE_HEADER, seq) : properties;
             // The timeout is set before the publish: a confirm that comes at once must find it to cancel.
-            entry.timeout = scheduler.schedule(() -> {
-                if (pending.remove(seq, entry)) {
-                    fail(entry, new TimeoutException("no publisher confirm within " + timeout.toMillis() + " ms"));
-                }
-            }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+                entry.timeout = scheduler.schedule(() -> {
+                    if (pending.remove(seq, entry)) {
+                        fail(entry, new TimeoutException("no publisher confirm within " + timeout.toMillis() + " ms"));
+                    }
+                }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException stopping) {
+                // The connector stops: a failed publish like any other, so the caller's completion runs.
+                entry.confirmed.completeExceptionally(stopping);
+                return entry.confirmed;
+            }
             pending.put(seq, entry);
             try {
                 channel.basicPublish(exchange, routingKey, mandatory, props, body);

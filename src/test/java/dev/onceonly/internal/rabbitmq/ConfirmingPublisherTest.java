@@ -78,4 +78,18 @@ class ConfirmingPublisherTest {
                 true, new AMQP.BasicProperties(), new byte[] {1}).get(20, TimeUnit.SECONDS));
         assertInstanceOf(IOException.class, e.getCause());
     }
+
+    /**
+     * Publishing while the connector stops (its scheduler shut down) fails the returned future like
+     * any other failed publish, so the caller's completion runs (the scheduler's refusal escaped
+     * from {@code publish} itself, past the caller's handling).
+     */
+    @Test
+    void aPublishWhileStoppingFailsItsFutureAndThrowsNothing() throws Exception {
+        ConfirmingPublisher p = publisher();
+        scheduler.shutdownNow();
+        CompletableFuture<Void> confirmed = p.publish("", queue, true, new AMQP.BasicProperties(), new byte[] {1});
+        ExecutionException e = assertThrows(ExecutionException.class, () -> confirmed.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(java.util.concurrent.RejectedExecutionException.class, e.getCause());
+    }
 }
