@@ -68,6 +68,11 @@ final class SimLoop {
             if (t.cancelled || t.owner.dead) {
                 continue;
             }
+            if (t.owner.frozenUntil > t.at) {
+                // Stop-the-world: none of the owner's threads runs before it thaws, in the order they were due.
+                tasks.add(new Task(t.owner, t.owner.frozenUntil, sequence++, t.body));
+                continue;
+            }
             now = Math.max(now, t.at);
             steps++;
             try {
@@ -102,6 +107,10 @@ final class SimLoop {
             depth++;
             try {
                 runUntil(now + nanos);
+                // A call of an owner frozen meanwhile goes on only once the owner thaws.
+                while (owner.frozenUntil > now && !owner.dead) {
+                    runUntil(owner.frozenUntil);
+                }
             } finally {
                 depth--;
             }
@@ -139,6 +148,8 @@ final class SimLoop {
     static final class Owner {
         final String name;
         volatile boolean dead;
+        /** Stop-the-world until this virtual time: none of the owner's tasks or calls in progress runs before it. */
+        long frozenUntil;
 
         Owner(String name) {
             this.name = name;

@@ -178,6 +178,10 @@ final class World {
                 in.crash();
             } else if (in.alive() && !in.stopping() && loop.trace.fault(loop.chance(mode.stopChance()), "stop " + in.name + " gracefully")) {
                 in.stop();
+            } else if (in.alive() && in.owner.frozenUntil < loop.now()
+                    && loop.trace.fault(loop.chance(mode.freezeChance()), "stop-the-world " + in.name + " past its lease")) {
+                // Its threads, its lease sweep and its renewals all stop; a call in progress finishes late.
+                in.owner.frozenUntil = loop.now() + Mode.LEASE.toNanos() * (3 + loop.random.nextInt(4)) / 2;
             }
         }
     }
