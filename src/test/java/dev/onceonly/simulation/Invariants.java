@@ -61,7 +61,8 @@ final class Invariants {
                 if (!w.mode.ledger() && window != null || !w.mode.guarded()) {
                     trace.event(id + " applied " + effects + " times, in a window docs/guarantees.md names: " + window);
                 } else {
-                    trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")"));
+                    trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")")
+                            + w.operators.about(id, storeKeyOf(id)));
                 }
             }
             if (kind.equals("normal") && dead && !deadLettered.get(id).equals("FAILED")
@@ -103,6 +104,7 @@ final class Invariants {
         if (w.outbox != null) {
             new OutboxInvariants(w).check();
         }
+        w.operators.check();
         AtRest.check(w);
     }
 
@@ -125,7 +127,12 @@ final class Invariants {
         if (w.jms != null) {
             found.putAll(w.jms.takenAside(trace));
         }
+        w.operators.discarded().forEach(found::putIfAbsent);
         return found;
+    }
+
+    private String storeKeyOf(String id) {
+        return w.keyOf.entrySet().stream().filter(e -> e.getValue().equals(id)).map(Map.Entry::getKey).findFirst().orElse(null);
     }
 
     private String id(SimBroker.Message m) {

@@ -48,6 +48,10 @@ final class World {
     final SimOutbox outbox;
     /** The JMS provider in JMS modes, else {@code null}. */
     final SimJms jms;
+    /** The broker's side of the dead-letter reads, on every instance's connections. */
+    final SimDeadLetterReads reads = new SimDeadLetterReads(this);
+    /** The operator's paths and the ledger purge, in the runs that draw them. */
+    final SimOperators operators;
     /** The handler's stored results, in modes that keep them; null otherwise. */
     final SimResults results;
     final Set<String> keysSeen = new LinkedHashSet<>();
@@ -78,6 +82,7 @@ final class World {
         this.jms = mode.jmsDeliveries() > 0 ? new SimJms(loop, mode.jmsDeliveries()) : null;
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
         this.results = mode.results() ? new SimResults(this) : null;
+        this.operators = new SimOperators(this);
         this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
                 token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
         this.store = backend.store;
@@ -104,6 +109,7 @@ final class World {
                 loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(loop.random.nextLong(400)), 0, () -> publish(id, copy));
             }
         }
+        operators.schedule();
         for (long t = 0; t < FAULTS_UNTIL_MS; t += TICK_MS) {
             loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(t), 0, this::tick);
         }
@@ -138,10 +144,12 @@ final class World {
         }
         rotation[slot] = step;
         instances[slot] = new SimInstance(this, slot, "i" + slot + "." + incarnations++, step);
+        operators.started(instances[slot]);
     }
 
     /** An instance died: its process manager starts it again a little later. */
     void restartLater(int slot) {
+        reads.crashed(instances[slot].owner);
         loop.schedule(broker.self, TimeUnit.MILLISECONDS.toNanos(50 + loop.random.nextLong(400)), 0, () -> start(slot));
     }
 
@@ -178,12 +186,28 @@ final class World {
                 in.crash();
             } else if (in.alive() && !in.stopping() && loop.trace.fault(loop.chance(mode.stopChance()), "stop " + in.name + " gracefully")) {
                 in.stop();
-            } else if (in.alive() && in.owner.frozenUntil < loop.now()
-                    && loop.trace.fault(loop.chance(mode.freezeChance()), "stop-the-world " + in.name + " past its lease")) {
-                // Its threads, its lease sweep and its renewals all stop; a call in progress finishes late.
-                in.owner.frozenUntil = loop.now() + Mode.LEASE.toNanos() * (3 + loop.random.nextInt(4)) / 2;
+            } else if (in.alive() && loop.trace.fault(loop.chance(mode.freezeChance()), "stop-the-world " + in.name)) {
+                freeze(in);
             }
         }
+    }
+
+    /**
+     * The handler of {@code id} on {@code in} pauses past its lease; half the time the whole instance
+     * with it (stop-the-world), so that its lease sweep does not renew the claim meanwhile.
+     */
+    void pauseInHandler(SimInstance in, String id) {
+        if (loop.trace.fault(loop.chance(mode.pauseChance()), in.name + " paused past its lease in the handler of " + id)) {
+            if (loop.trace.fault(loop.chance(0.5), "stop-the-world " + in.name + " in the handler of " + id)) {
+                freeze(in);
+            }
+            loop.pause(in.owner, Mode.LEASE.toNanos() * 3 / 2);
+        }
+    }
+
+    /** Stops every thread of {@code in} for 1.5 to 3 leases: its tasks, lease sweep and renewals; a call in progress finishes late. */
+    private void freeze(SimInstance in) {
+        in.owner.frozenUntil = Math.max(in.owner.frozenUntil, loop.now() + Mode.LEASE.toNanos() * (3 + loop.random.nextInt(4)) / 2);
     }
 
     /** Internal queues hold only what is not settled (bounded by the prefetch of each channel generation). */
@@ -215,7 +239,7 @@ final class World {
                 return false;
             }
         }
-        return outbox == null || outbox.settled();
+        return (outbox == null || outbox.settled()) && operators.settled();
     }
 
     /** Whether {@code q} is consumed, and so empty once the world settled (not dead letters, not the outbox's). */
@@ -243,6 +267,17 @@ final class World {
     /** {@return the handler failures of {@code chain} so far} */
     int failures(String chain) {
         return failures.getOrDefault(chain, 0);
+    }
+
+    /** Whether the handler's run of {@code id} fails: by chance, or its message is broken until a fix ({@link SimOperators}). */
+    boolean handlerFails(String id) {
+        return loop.chance(mode.failChance()) || operators.broken(id);
+    }
+
+    /** The consumer's settings: the mode's, remembering processed keys briefly where the retention runs out in the run. */
+    dev.onceonly.internal.engine.ConsumerSettings consumerSettings() {
+        return operators.shortRetention() ? dev.onceonly.testing.Settings.withRetention(mode.consumerSettings(), SimOperators.RETENTION)
+                : mode.consumerSettings();
     }
 
     /** A delivery of {@code chain} failed (nacked as FAILED): one attempt spent. */
