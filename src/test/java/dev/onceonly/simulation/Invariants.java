@@ -72,7 +72,7 @@ final class Invariants {
                 // counts every rollback, BUSY and RETRY included, against its redelivery limit.)
                 trace.violation(id + " dead-lettered as " + deadLettered.get(id) + ", not after its attempts");
             }
-            if (w.mode.guarded() && !kind.equals("normal") && effects > 0) {
+            if (w.mode.guarded() && !kind.equals("normal") && effects > 0 && !w.hostile.mayApply(id, kind)) {
                 trace.violation(id + " (" + kind + ") was applied");
             }
             if (effects == 0 && !dead) {

@@ -69,7 +69,7 @@ final class SimInstance {
         this.name = name;
         this.owner = new SimLoop.Owner(name);
         this.exec = new SimExecutor(world.loop, owner);
-        this.settings = world.consumerSettings();
+        this.settings = world.operators.consumerSettings();
         SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), world.keysSeen, world::storeWindow);
         world.stores.add(store);
         jms = world.jms != null ? new SimJmsListener(this, world, store) : null;
@@ -78,7 +78,7 @@ final class SimInstance {
                 world.loop::now);
         outbox = world.mode.outbox() ? new SimOutboxSide(world, owner, exec, world.db.transactions(owner, this::crash, store), name) : null;
         connector = jms != null ? null : SimConnector.start(world.mode.channelAttributes(rotation), exec,
-                (channel, role) -> world.reads.connect(exec, name + ":" + role), world.loop::now, world.clock(),
+                (channel, role) -> world.reads.connect(exec, name + ":" + role), world.loop::now, world.stops.instanceClock(),
                 world.loop.random::nextDouble, handover, new Consumer());
     }
 
@@ -329,11 +329,11 @@ final class SimInstance {
         SimLoop loop = world.loop;
         world.loop.trace.event(name + " handler runs " + id);
         loop.pause(owner, TimeUnit.MICROSECONDS.toNanos(100 + loop.random.nextLong(3_000)));
-        world.pauseInHandler(this, id);
+        world.stops.pauseInHandler(this, id);
         if (body.startsWith(World.POISON)) {
             throw new PoisonException();
         }
-        if (loop.trace.fault(world.handlerFails(id), name + " handler of " + id + " fails")) {
+        if (loop.trace.fault(world.operators.handlerFails(id), name + " handler of " + id + " fails")) {
             throw new TransientException();
         }
         if (world.mode.guarded()) {

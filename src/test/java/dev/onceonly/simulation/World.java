@@ -52,6 +52,10 @@ final class World {
     final SimDeadLetterReads reads = new SimDeadLetterReads(this);
     /** The operator's paths and the ledger purge, in the runs that draw them. */
     final SimOperators operators;
+    /** Stop-the-world pauses and the instances' clock skews. */
+    final StopsAndClocks stops;
+    /** A producer forging the connector's headers, in the runs that draw one. */
+    final SimHostileProducer hostile;
     /** The handler's stored results, in modes that keep them; null otherwise. */
     final SimResults results;
     final Set<String> keysSeen = new LinkedHashSet<>();
@@ -83,7 +87,9 @@ final class World {
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
         this.results = mode.results() ? new SimResults(this) : null;
         this.operators = new SimOperators(this);
-        this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
+        this.hostile = new SimHostileProducer(this);
+        this.stops = new StopsAndClocks(this, INSTANCES);
+        this.backend = StoreBackend.open(mode, loop, broker.self, stops.instanceClock(), this::storeWindow,
                 token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
         this.store = backend.store;
         this.outbox = mode.outbox() ? new SimOutbox(db, loop) : null;
@@ -110,6 +116,7 @@ final class World {
             }
         }
         operators.schedule();
+        hostile.schedule();
         for (long t = 0; t < FAULTS_UNTIL_MS; t += TICK_MS) {
             loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(t), 0, this::tick);
         }
@@ -144,6 +151,7 @@ final class World {
         }
         rotation[slot] = step;
         instances[slot] = new SimInstance(this, slot, "i" + slot + "." + incarnations++, step);
+        stops.started(instances[slot], slot);
         operators.started(instances[slot]);
     }
 
@@ -160,7 +168,7 @@ final class World {
             return;
         }
         AMQP.BasicProperties.Builder props = new AMQP.BasicProperties.Builder().deliveryMode(2)
-                .headers(Map.of(COPY_HEADER, copy));
+                .headers(hostile.headers(id, copy));
         if (!id.startsWith(KEYLESS)) {
             props.messageId(id);
         }
@@ -186,28 +194,10 @@ final class World {
                 in.crash();
             } else if (in.alive() && !in.stopping() && loop.trace.fault(loop.chance(mode.stopChance()), "stop " + in.name + " gracefully")) {
                 in.stop();
-            } else if (in.alive() && loop.trace.fault(loop.chance(mode.freezeChance()), "stop-the-world " + in.name)) {
-                freeze(in);
+            } else {
+                stops.tick(in);
             }
         }
-    }
-
-    /**
-     * The handler of {@code id} on {@code in} pauses past its lease; half the time the whole instance
-     * with it (stop-the-world), so that its lease sweep does not renew the claim meanwhile.
-     */
-    void pauseInHandler(SimInstance in, String id) {
-        if (loop.trace.fault(loop.chance(mode.pauseChance()), in.name + " paused past its lease in the handler of " + id)) {
-            if (loop.trace.fault(loop.chance(0.5), "stop-the-world " + in.name + " in the handler of " + id)) {
-                freeze(in);
-            }
-            loop.pause(in.owner, Mode.LEASE.toNanos() * 3 / 2);
-        }
-    }
-
-    /** Stops every thread of {@code in} for 1.5 to 3 leases: its tasks, lease sweep and renewals; a call in progress finishes late. */
-    private void freeze(SimInstance in) {
-        in.owner.frozenUntil = Math.max(in.owner.frozenUntil, loop.now() + Mode.LEASE.toNanos() * (3 + loop.random.nextInt(4)) / 2);
     }
 
     /** Internal queues hold only what is not settled (bounded by the prefetch of each channel generation). */
@@ -267,17 +257,6 @@ final class World {
     /** {@return the handler failures of {@code chain} so far} */
     int failures(String chain) {
         return failures.getOrDefault(chain, 0);
-    }
-
-    /** Whether the handler's run of {@code id} fails: by chance, or its message is broken until a fix ({@link SimOperators}). */
-    boolean handlerFails(String id) {
-        return loop.chance(mode.failChance()) || operators.broken(id);
-    }
-
-    /** The consumer's settings: the mode's, remembering processed keys briefly where the retention runs out in the run. */
-    dev.onceonly.internal.engine.ConsumerSettings consumerSettings() {
-        return operators.shortRetention() ? dev.onceonly.testing.Settings.withRetention(mode.consumerSettings(), SimOperators.RETENTION)
-                : mode.consumerSettings();
     }
 
     /** A delivery of {@code chain} failed (nacked as FAILED): one attempt spent. */
