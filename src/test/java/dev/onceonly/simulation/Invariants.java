@@ -58,7 +58,10 @@ final class Invariants {
             boolean dead = deadLettered.containsKey(id);
             if (effects > 1) {
                 String window = w.windows.get(id);
-                if (!w.mode.ledger() && window != null || !w.mode.guarded()) {
+                if (w.operators.retentionRanOut(id, storeKeyOf(id))) {
+                    window = "a copy came back after the retention (its ledger row purged, no replay of it)";
+                }
+                if (!w.mode.ledger() && window != null || !w.mode.guarded() || w.operators.retentionRanOut(id, storeKeyOf(id))) {
                     trace.event(id + " applied " + effects + " times, in a window docs/guarantees.md names: " + window);
                 } else {
                     trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")")

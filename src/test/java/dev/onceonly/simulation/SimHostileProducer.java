@@ -50,6 +50,7 @@ final class SimHostileProducer {
         if (on && id.startsWith("m") && w.loop.trace.fault(w.loop.chance(FORGED_HEADERS), "hostile producer forges the headers of " + id)) {
             forgeCopyHeaders(h);
             h.put(RabbitHeaders.DELIVERY_COUNT, (long) Mode.MAX_ATTEMPTS + w.loop.random.nextInt(5));
+            SimOperators.count("hostile: copy of a valid message with forged headers");
         }
         return h;
     }
@@ -103,6 +104,7 @@ final class SimHostileProducer {
         }
         AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(id).headers(h).build();
         w.loop.trace.event("hostile producer -> " + id + " into " + queue);
+        SimOperators.count(planted ? "hostile: planted dead letter" : "hostile: forged retry copy");
         w.broker.enqueue(q, w.broker.newMessage("", queue, props, (id + ":body").getBytes(StandardCharsets.UTF_8)));
     }
 

@@ -37,16 +37,20 @@ final class SimOperators {
     private static final double CHANCE = 0.25;
     /** Chance that a valid message of such a run fails every run until the fix. */
     private static final double BROKEN = 0.1;
-    static final long FIX_AT_MS = 1_500;
+    static final long FIX_AT_MS = 1_000;
     /** The ledger's retention and the claim store's, in these runs with the ledger: it runs out during the run. */
-    static final Duration RETENTION = Duration.ofSeconds(3);
-    private static final Duration PURGE_INTERVAL = Duration.ofMillis(200);
-    private static final long ACTIONS_UNTIL_MS = 6_000;
+    static final Duration RETENTION = Duration.ofSeconds(1);
+    private static final Duration PURGE_INTERVAL = Duration.ofMillis(100);
+    private static final long ACTIONS_UNTIL_MS = 4_000;
 
     /** The operator's actions. */
     enum Action { LIST, REPLAY, REPLAY_ALL, DISCARD }
 
-    /** Runs of each action over the seeds run in this JVM (the test prints them), and ledger purges. */
+    /**
+     * Runs of each new kind of action over the seeds run (the operator's actions, the ledger purge's
+     * runs, the hostile producer's messages, stop-the-world pauses, runs with skewed clocks): what the
+     * build's seeds give, printed by {@link SimulationTest}.
+     */
     static final Map<String, Long> RUNS = new TreeMap<>();
 
     private final World w;
@@ -62,13 +66,9 @@ final class SimOperators {
         this.on = w.mode.guarded() && w.mode.jmsDeliveries() == 0 && w.loop.chance(CHANCE);
     }
 
-    /**
-     * Whether the ledger's and the store's retention run out during this run: with the ledger, and
-     * without delay queues, whose retries (up to 4 s apart) would outlive it (a retention shorter than
-     * a message's redeliveries is a window docs/guarantees.md names, not what is checked here).
-     */
+    /** Whether the ledger's and the store's retention run out during this run: with the ledger. */
     boolean shortRetention() {
-        return on && w.mode.ledger() && !w.mode.brokerDelay();
+        return on && w.mode.ledger();
     }
 
     /** Whether the handler's run of {@code id} fails: by chance, or its message is broken until the fix. */
@@ -167,7 +167,7 @@ final class SimOperators {
         });
     }
 
-    private static void count(String what) {
+    static void count(String what) {
         RUNS.merge(what, 1L, Long::sum);
     }
 
@@ -192,6 +192,16 @@ final class SimOperators {
         if (w.reads.openReads() > 0) {
             w.loop.trace.violation(w.reads.openReads() + " dead-letter reads still open at rest");
         }
+    }
+
+    /**
+     * A second effect of {@code id} that is the window docs/guarantees.md names for a retention shorter
+     * than a message's redeliveries: its ledger row was purged and no replay of it was published (a
+     * copy of its own came back after the retention). With a replay, the purge's pin had to keep the row.
+     */
+    boolean retentionRanOut(String id, String storeKey) {
+        return shortRetention() && storeKey != null && w.db.purged.contains(storeKey)
+                && w.reads.replaysStored.getOrDefault(id, 0) == 0;
     }
 
     /** What a double effect's report adds in these runs: the key's ledger row purged, replays of it stored. */

@@ -30,6 +30,7 @@ final class StopsAndClocks {
         this.skew = new long[instances];
         SimLoop loop = w.loop;
         if (loop.trace.fault(loop.chance(SKEWED_CLOCKS), "the instances' clocks disagree")) {
+            SimOperators.count("clocks skewed (runs)");
             for (int i = 0; i < instances; i++) {
                 skew[i] = TimeUnit.MILLISECONDS.toNanos(loop.random.nextLong(-MAX_SKEW_MS, MAX_SKEW_MS + 1));
                 loop.trace.event("i" + i + "'s clock is " + TimeUnit.NANOSECONDS.toMillis(skew[i]) + " ms ahead");
@@ -74,6 +75,7 @@ final class StopsAndClocks {
 
     /** Stops every thread of {@code in} for 1.5 to 3 leases: its tasks, lease sweep and renewals; a call in progress finishes late. */
     private void freeze(SimInstance in) {
+        SimOperators.count("stop-the-world pause");
         long until = w.loop.now() + Mode.LEASE.toNanos() * (3 + w.loop.random.nextInt(4)) / 2;
         in.owner.frozenUntil = Math.max(in.owner.frozenUntil, until);
     }
