@@ -58,10 +58,8 @@ final class Invariants {
             boolean dead = deadLettered.containsKey(id);
             if (effects > 1) {
                 String window = w.windows.get(id);
-                if (w.operators.retentionRanOut(id, storeKeyOf(id))) {
-                    window = "a copy came back after the retention (its ledger row purged, no replay of it)";
-                }
-                if (!w.mode.ledger() && window != null || !w.mode.guarded() || w.operators.retentionRanOut(id, storeKeyOf(id))) {
+                boolean retention = w.operators.retentionRanOut(id, storeKeyOf(id));
+                if (!w.mode.ledger() && window != null || !w.mode.guarded() || retention) {
                     trace.event(id + " applied " + effects + " times, in a window docs/guarantees.md names: " + window);
                 } else {
                     trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")")
@@ -135,7 +133,8 @@ final class Invariants {
     }
 
     private String storeKeyOf(String id) {
-        return w.keyOf.entrySet().stream().filter(e -> e.getValue().equals(id)).map(Map.Entry::getKey).findFirst().orElse(null);
+        return w.keyOf.entrySet().stream().filter(e -> e.getValue().equals(id)).map(Map.Entry::getKey)
+                .findFirst().orElse(null);
     }
 
     private String id(SimBroker.Message m) {

@@ -279,7 +279,7 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return 0.002;
     }
 
-    /** A whole instance paused (a stop-the-world collection, a frozen VM) for 1.5 to 3 leases, per instance and tick. */
+    /** A whole instance paused (a stop-the-world collection, a frozen VM) for 1.5 to 3 leases, a tick. */
     double freezeChance() {
         return 0.0005;
     }

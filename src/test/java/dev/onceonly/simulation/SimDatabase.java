@@ -154,7 +154,7 @@ final class SimDatabase {
             public void checkReady() {
             }
 
-            /** The rows written before {@code olderThan} (the run's wall clock), deleted in one transaction of a round trip. */
+            /** The rows written before {@code olderThan} (the run's wall clock), deleted in one round trip. */
             @Override
             public long purge(Instant olderThan, int batchSize) {
                 loop.roundTrip(owner, 500);

@@ -63,7 +63,8 @@ final class SimDeadLetterReads {
     /** A connection of {@code exec}'s instance to the broker whose channels also read dead letters. */
     Connection connect(SimExecutor exec, String name) {
         Connection inner = w.amqp.connect(exec, name);
-        return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, (p, m, a) -> {
+        Class<?>[] type = {Connection.class};
+        return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), type, (p, m, a) -> {
             Object r = forward(inner, m, a);
             return m.getName().equals("createChannel") ? new Reads(exec.owner, (Channel) r).proxy : r;
         });
@@ -124,12 +125,15 @@ final class SimDeadLetterReads {
         Reads(SimLoop.Owner owner, Channel inner) {
             this.owner = owner;
             this.inner = inner;
-            this.proxy = (Channel) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Channel.class}, this);
+            Class<?>[] type = {Channel.class};
+            this.proxy = (Channel) Proxy.newProxyInstance(getClass().getClassLoader(), type, this);
         }
 
         /** A read of a dead-letter queue starts with its registration, or its first {@code basic.get}. */
         private boolean reads(Method m, Object[] a) {
-            if (!reading && !closed && (m.getName().equals("basicGet") || m.getName().startsWith("queueDeclare") && readers((String) a[0]))) {
+            boolean starts = m.getName().equals("basicGet")
+                    || m.getName().startsWith("queueDeclare") && readers((String) a[0]);
+            if (!reading && !closed && starts) {
                 reading = true;
                 open.add(this);
             }
@@ -138,7 +142,9 @@ final class SimDeadLetterReads {
 
         @Override
         public Object invoke(Object p, Method m, Object[] a) throws Throwable {
-            if (m.getName().equals("queueDeclarePassive") && (readers((String) a[0]) || ((String) a[0]).endsWith(".dlq"))) {
+            boolean counted = m.getName().equals("queueDeclarePassive")
+                    && (readers((String) a[0]) || ((String) a[0]).endsWith(".dlq"));
+            if (counted) {
                 return passive((String) a[0]);
             }
             if (!reads(m, a)) {
@@ -160,7 +166,8 @@ final class SimDeadLetterReads {
                     return null;
                 }
                 case "queueDeclare" -> {
-                    return readers((String) a[0]) ? new AMQImpl.Queue.DeclareOk((String) a[0], 0, consumers((String) a[0]))
+                    String queue = (String) a[0];
+                    return readers(queue) ? new AMQImpl.Queue.DeclareOk(queue, 0, consumers(queue))
                             : forward(inner, m, a);
                 }
                 case "basicConsume" -> {
@@ -225,7 +232,8 @@ final class SimDeadLetterReads {
             Object letterId = m.header(RabbitHeaders.DEAD_LETTER_ID);
             letters.put(letterId != null ? letterId.toString() : "sha256:" + sha256(m.body).substring(0, 16),
                     w.logicalId(m.messageId(), new String(m.body, StandardCharsets.UTF_8)));
-            return new GetResponse(new Envelope(tag, m.redelivered, m.exchange, m.routingKey), m.props, m.body, q.ready.size());
+            Envelope envelope = new Envelope(tag, m.redelivered, m.exchange, m.routingKey);
+            return new GetResponse(envelope, m.props, m.body, q.ready.size());
         }
 
         private void ack(long tag) throws IOException {
@@ -236,8 +244,9 @@ final class SimDeadLetterReads {
                 return;
             }
             String id = w.logicalId(h.message.messageId(), new String(h.message.body, StandardCharsets.UTF_8));
-            w.loop.trace.event(owner + " removed a dead letter of " + id + (replayed.contains(h.message.body) ? " (replayed)" : ""));
-            if (!replayed.contains(h.message.body)) {
+            boolean replay = replayed.contains(h.message.body);
+            w.loop.trace.event(owner + " removed a dead letter of " + id + (replay ? " (replayed)" : ""));
+            if (!replay) {
                 removedUnreplayed.merge(id, 1, Integer::sum);
             }
         }
@@ -265,7 +274,8 @@ final class SimDeadLetterReads {
             return "reader-" + nextTag++;
         }
 
-        private void publish(String exchange, String routingKey, AMQP.BasicProperties props, byte[] body) throws IOException {
+        private void publish(String exchange, String routingKey, AMQP.BasicProperties props, byte[] body)
+                throws IOException {
             trip();
             String id = w.logicalId(props.getMessageId(), new String(body, StandardCharsets.UTF_8));
             if (!exchange.isEmpty() || !routingKey.equals(World.QUEUE)) {
@@ -289,7 +299,8 @@ final class SimDeadLetterReads {
         /** The broker refuses: it closes the channel and the client's call throws. */
         private IOException refused(int code, String text) {
             closeQuietly();
-            return new IOException(new ShutdownSignalException(false, false, new AMQImpl.Channel.Close(code, text, 60, 20), proxy));
+            AMQImpl.Channel.Close close = new AMQImpl.Channel.Close(code, text, 60, 20);
+            return new IOException(new ShutdownSignalException(false, false, close, proxy));
         }
 
         /** Closes: every message held goes back to the head of its queue, in order; the registrations end. */

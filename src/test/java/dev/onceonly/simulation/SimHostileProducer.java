@@ -47,7 +47,8 @@ final class SimHostileProducer {
     Map<String, Object> headers(String id, String copy) {
         Map<String, Object> h = new HashMap<>();
         h.put(World.COPY_HEADER, copy);
-        if (on && id.startsWith("m") && w.loop.trace.fault(w.loop.chance(FORGED_HEADERS), "hostile producer forges the headers of " + id)) {
+        if (on && id.startsWith("m")
+                && w.loop.trace.fault(w.loop.chance(FORGED_HEADERS), "hostile producer forges the headers of " + id)) {
             forgeCopyHeaders(h);
             h.put(RabbitHeaders.DELIVERY_COUNT, (long) Mode.MAX_ATTEMPTS + w.loop.random.nextInt(5));
             SimOperators.count("hostile: copy of a valid message with forged headers");
@@ -102,18 +103,19 @@ final class SimHostileProducer {
         } else {
             forgeCopyHeaders(h);
         }
-        AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(id).headers(h).build();
+        AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(id).headers(h)
+                .build();
         w.loop.trace.event("hostile producer -> " + id + " into " + queue);
         SimOperators.count(planted ? "hostile: planted dead letter" : "hostile: forged retry copy");
         w.broker.enqueue(q, w.broker.newMessage("", queue, props, (id + ":body").getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** {@return whether the hostile message {@code id} of {@code kind} may have been applied: only once an operator replayed it} */
+    /** {@return whether the hostile message {@code id} of {@code kind} may have been applied: once replayed} */
     boolean mayApply(String id, String kind) {
         return (kind.equals(FORGED) || kind.equals(PLANTED)) && w.reads.replaysStored.getOrDefault(id, 0) > 0;
     }
 
-    /** The purge's pin came from a dead-letter time no letter of the run carries: an unverified one held the purge back. */
+    /** The purge's pin came from a dead-letter time no connector of the run stamps: a planted letter held it back. */
     void pinned(Instant oldest) {
         if (oldest.toEpochMilli() < PLANTED_BEFORE_MS) {
             w.loop.trace.violation("the ledger purge was held back by a dead-letter time of " + oldest

@@ -78,8 +78,8 @@ final class SimInstance {
                 world.loop::now);
         outbox = world.mode.outbox() ? new SimOutboxSide(world, owner, exec, world.db.transactions(owner, this::crash, store), name) : null;
         connector = jms != null ? null : SimConnector.start(world.mode.channelAttributes(rotation), exec,
-                (channel, role) -> world.reads.connect(exec, name + ":" + role), world.loop::now, world.stops.instanceClock(),
-                world.loop.random::nextDouble, handover, new Consumer());
+                (channel, role) -> world.reads.connect(exec, name + ":" + role), world.loop::now,
+                world.stops.instanceClock(), world.loop.random::nextDouble, handover, new Consumer());
     }
 
     /** The transactions of this instance's guarded calls: the database's, writing stored results after the commit where the mode keeps them beside the claims. */

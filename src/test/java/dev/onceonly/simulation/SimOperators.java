@@ -76,9 +76,10 @@ final class SimOperators {
         return w.loop.chance(w.mode.failChance()) || broken(id);
     }
 
-    /** The consumer's settings: the mode's, remembering processed keys briefly where the retention runs out in the run. */
+    /** The consumer's settings: the mode's, remembering processed keys briefly where the retention runs out. */
     ConsumerSettings consumerSettings() {
-        return shortRetention() ? Settings.withRetention(w.mode.consumerSettings(), RETENTION) : w.mode.consumerSettings();
+        ConsumerSettings s = w.mode.consumerSettings();
+        return shortRetention() ? Settings.withRetention(s, RETENTION) : s;
     }
 
     /** Whether the handler of {@code id} fails now because its message is one the fix is still to come for. */
@@ -86,7 +87,8 @@ final class SimOperators {
         if (!on || !id.startsWith("m")) {
             return false;
         }
-        return broken.computeIfAbsent(id, i -> w.loop.chance(BROKEN)) && w.loop.now() < TimeUnit.MILLISECONDS.toNanos(FIX_AT_MS);
+        return broken.computeIfAbsent(id, i -> w.loop.chance(BROKEN))
+                && w.loop.now() < TimeUnit.MILLISECONDS.toNanos(FIX_AT_MS);
     }
 
     /** Draws the run's operator actions. */
@@ -113,7 +115,9 @@ final class SimOperators {
         new LedgerPurge(w.db.ledger(in.owner), RETENTION, PURGE_INTERVAL, 100, clock, in.exec(),
                 () -> {
                     count("ledger purge");
-                    Optional<Instant> oldest = new DeadLetterChannels(() -> List.of(c.deadLetters()), c.replays(), clock).oldest();
+                    DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(c.deadLetters()), c.replays(),
+                            clock);
+                    Optional<Instant> oldest = queues.oldest();
                     oldest.ifPresent(w.hostile::pinned);
                     return oldest;
                 });

@@ -65,15 +65,17 @@ final class StopsAndClocks {
      */
     void pauseInHandler(SimInstance in, String id) {
         SimLoop loop = w.loop;
-        if (loop.trace.fault(loop.chance(w.mode.pauseChance()), in.name + " paused past its lease in the handler of " + id)) {
-            if (loop.trace.fault(loop.chance(HANDLER_PAUSE_STOPS_THE_WORLD), "stop-the-world " + in.name + " in the handler of " + id)) {
+        String paused = in.name + " paused past its lease in the handler of " + id;
+        if (loop.trace.fault(loop.chance(w.mode.pauseChance()), paused)) {
+            if (loop.trace.fault(loop.chance(HANDLER_PAUSE_STOPS_THE_WORLD),
+                    "stop-the-world " + in.name + " in the handler of " + id)) {
                 freeze(in);
             }
             loop.pause(in.owner, Mode.LEASE.toNanos() * 3 / 2);
         }
     }
 
-    /** Stops every thread of {@code in} for 1.5 to 3 leases: its tasks, lease sweep and renewals; a call in progress finishes late. */
+    /** Stops every thread of {@code in} for 1.5 to 3 leases; a call in progress finishes late. */
     private void freeze(SimInstance in) {
         SimOperators.count("stop-the-world pause");
         long until = w.loop.now() + Mode.LEASE.toNanos() * (3 + w.loop.random.nextInt(4)) / 2;
