@@ -141,7 +141,9 @@ final class SimOperators {
         try {
             run(a, q, in);
         } catch (OnceOnlyException e) {
-            w.loop.trace.event(in.name + " operator " + a + " failed: " + e.getMessage());
+            // A dead letter's id is random (a UUID): the trace names letters by their messages, so that it replays.
+            String why = e.getMessage().replaceAll("[0-9a-f-]{36}", "<id>");
+            w.loop.trace.event(in.name + " operator " + a + " failed: " + why);
         }
     }
 
@@ -150,7 +152,8 @@ final class SimOperators {
         if (a == Action.LIST || a == Action.REPLAY_ALL) {
             if (a == Action.REPLAY_ALL) {
                 q.replayAll(DeadLetterFilter.ALL, Duration.ZERO)
-                        .forEach(r -> w.loop.trace.event(in.name + " replay " + r.id() + ": " + r.status()));
+                        .forEach(r -> w.loop.trace.event(in.name + " replay of " + w.reads.logicalIdOf(r.id()) + ": "
+                                + r.status()));
             }
             return;
         }
@@ -159,13 +162,14 @@ final class SimOperators {
         }
         DeadLetter l = w.loop.pick(letters);
         if (a == Action.REPLAY) {
-            w.loop.trace.event(in.name + " replay " + l.id() + ": " + (l.verified() ? q.replay(l.id(), Duration.ZERO)
+            String of = w.reads.logicalIdOf(l.id());
+            w.loop.trace.event(in.name + " replay of " + of + ": " + (l.verified() ? q.replay(l.id(), Duration.ZERO)
                     : q.replayUnverified(l.id(), Duration.ZERO)).status());
             return;
         }
         q.discard(l.id()).ifPresent(gone -> {
             String id = w.reads.logicalIdOf(gone.id());
-            w.loop.trace.event(in.name + " discarded " + gone.id() + " (" + id + ", " + gone.outcome() + ")");
+            w.loop.trace.event(in.name + " discarded a dead letter of " + id + " (" + gone.outcome() + ")");
             discarded.merge(id, 1, Integer::sum);
             discardedOutcome.put(id, gone.outcome());
         });
