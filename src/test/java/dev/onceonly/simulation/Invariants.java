@@ -58,10 +58,12 @@ final class Invariants {
             boolean dead = deadLettered.containsKey(id);
             if (effects > 1) {
                 String window = w.windows.get(id);
-                if (!w.mode.ledger() && window != null || !w.mode.guarded()) {
+                boolean retention = w.operators.retentionRanOut(id, storeKeyOf(id));
+                if (!w.mode.ledger() && window != null || !w.mode.guarded() || retention) {
                     trace.event(id + " applied " + effects + " times, in a window docs/guarantees.md names: " + window);
                 } else {
-                    trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")"));
+                    trace.violation(id + " applied " + effects + " times" + (window == null ? "" : " (window: " + window + ")")
+                            + w.operators.about(id, storeKeyOf(id)));
                 }
             }
             if (kind.equals("normal") && dead && !deadLettered.get(id).equals("FAILED")
@@ -71,7 +73,7 @@ final class Invariants {
                 // counts every rollback, BUSY and RETRY included, against its redelivery limit.)
                 trace.violation(id + " dead-lettered as " + deadLettered.get(id) + ", not after its attempts");
             }
-            if (w.mode.guarded() && !kind.equals("normal") && effects > 0) {
+            if (w.mode.guarded() && !kind.equals("normal") && effects > 0 && !w.hostile.mayApply(id, kind)) {
                 trace.violation(id + " (" + kind + ") was applied");
             }
             if (effects == 0 && !dead) {
@@ -103,6 +105,7 @@ final class Invariants {
         if (w.outbox != null) {
             new OutboxInvariants(w).check();
         }
+        w.operators.check();
         AtRest.check(w);
     }
 
@@ -125,7 +128,13 @@ final class Invariants {
         if (w.jms != null) {
             found.putAll(w.jms.takenAside(trace));
         }
+        w.operators.discarded().forEach(found::putIfAbsent);
         return found;
+    }
+
+    private String storeKeyOf(String id) {
+        return w.keyOf.entrySet().stream().filter(e -> e.getValue().equals(id)).map(Map.Entry::getKey)
+                .findFirst().orElse(null);
     }
 
     private String id(SimBroker.Message m) {

@@ -113,6 +113,8 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
     static final int BATCH_WITHOUT_LEDGER_WEIGHT = 8;
     /** How many times a single-message consumer without the ledger on the database or Redis-like store is in it. */
     static final int STORE_WITHOUT_LEDGER_WEIGHT = 2;
+    /** How many times a JMS listener with the ledger and a low {@code maxRedeliveryCount} (2) is in it. */
+    static final int JMS_LEDGER_LOW_LIMIT_WEIGHT = 16;
 
     /**
      * How often this mode runs among the seeds, against 1 for most: the modes whose windows are rare
@@ -120,11 +122,17 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
      * on the pre-commit check of every claim in it ({@code BatchCall.mayCommit}), which only matters
      * when a claim is lost during the batch's run (a store call frozen past the lease, a fail-over or
      * restart of the Redis-like store) while a copy of its message arrives; the database and
-     * Redis-like stores without the ledger carry the fences and done marks nothing else catches.
+     * Redis-like stores without the ledger carry the fences and done marks nothing else catches. A JMS
+     * listener with the ledger and a low redelivery limit is where one extra {@code BUSY} round (a
+     * ledger duplicate's done mark deferred to the transaction's end) spends the provider's last
+     * redelivery: about one run in 500 of these modes opens that window.
      */
     int weight() {
         if (batchWithoutLedger()) {
             return BATCH_WITHOUT_LEDGER_WEIGHT;
+        }
+        if (ledger && jmsDeliveries > 0 && jmsDeliveries < LIBERTY_MAX_REDELIVERY_COUNT) {
+            return JMS_LEDGER_LOW_LIMIT_WEIGHT;
         }
         return guarded && !ledger && batch == 0 && jmsDeliveries == 0 && store != Store.MEMORY ? STORE_WITHOUT_LEDGER_WEIGHT : 1;
     }
@@ -254,8 +262,13 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
         return 0.02;
     }
 
+    /**
+     * A handler's pause past its lease (half of them stopping the whole instance); four times as often on
+     * the database and Redis-like stores without the ledger, where only the store's holder checks keep a
+     * late holder's effect out: a claim lost in a pause must meet a copy whose holder still runs.
+     */
     double pauseChance() {
-        return 0.01;
+        return guarded && !ledger && batch == 0 && jmsDeliveries == 0 && store != Store.MEMORY ? 0.04 : 0.01;
     }
 
     double failChance() {
@@ -264,6 +277,11 @@ record Mode(boolean guarded, boolean ledger, int claimAhead, StoreFailurePolicy 
 
     double crashChance() {
         return 0.002;
+    }
+
+    /** A whole instance paused (a stop-the-world collection, a frozen VM) for 1.5 to 3 leases, a tick. */
+    double freezeChance() {
+        return 0.0005;
     }
 
     /** A graceful stop (a rolling restart), per instance and tick. */

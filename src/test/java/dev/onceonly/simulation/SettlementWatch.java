@@ -58,10 +58,20 @@ final class SettlementWatch {
         this.w = w;
     }
 
-    /** The broker hands {@code m} over: watched from now on, with a copy of the body its own. */
-    Delivered delivered(SimBroker.Message m) {
+    /**
+     * The broker hands {@code m} over from {@code q}: watched from now on, with a copy of the body its
+     * own. A hostile producer's forged retry copy is refused before the application sees it: dead-lettered
+     * {@code REJECTED} at the attempt the broker counted, its forged count not believed.
+     */
+    Delivered delivered(SimBroker.Queue q, SimBroker.Message m) {
         Delivered d = new Delivered(w.chain(m.messageId(), m.body, m.props.getHeaders()), m.body);
         byBody.put(d.body, d);
+        String id = w.logicalId(m.messageId(), new String(m.body, java.nio.charset.StandardCharsets.UTF_8));
+        if (m.exchange.isEmpty() && m.header(RabbitHeaders.REPLAY_OF) == null
+                && SimHostileProducer.FORGED.equals(w.published.get(id))) {
+            d.attempt = 1 + (q.quorum && m.redelivered ? m.deliveryCount : 0);
+            dead(d, "REJECTED", false);
+        }
         return d;
     }
 

@@ -312,7 +312,7 @@ final class SimAmqp {
             long tag = nextTag++;
             unacked.put(tag, m);
             unackedFrom.put(tag, q);
-            SettlementWatch.Delivered delivered = watch.delivered(m);
+            SettlementWatch.Delivered delivered = watch.delivered(q, m);
             watched.put(tag, delivered);
             Envelope env = new Envelope(tag, m.redelivered, m.exchange, m.routingKey);
             AMQP.BasicProperties props = SimBroker.delivered(q, m);

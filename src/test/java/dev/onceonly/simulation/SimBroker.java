@@ -150,8 +150,12 @@ final class SimBroker {
         exchanges.putIfAbsent(name, new Exchange(name, type));
     }
 
+    /** Binds {@code queue}; a binding that exists already is not added again (RabbitMQ's bindings are a set). */
     void bind(String queue, String exchange, String key) {
-        exchanges.get(exchange).bindings.add(new String[] {queue, key});
+        List<String[]> bindings = exchanges.get(exchange).bindings;
+        if (bindings.stream().noneMatch(b -> b[0].equals(queue) && b[1].equals(key))) {
+            bindings.add(new String[] {queue, key});
+        }
     }
 
     // ------------------------------------------------------------------ publishing

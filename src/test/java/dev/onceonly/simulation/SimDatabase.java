@@ -12,6 +12,7 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -35,6 +36,10 @@ final class SimDatabase {
     }
 
     final Map<String, String> ledgerRows = new HashMap<>();
+    /** When each ledger row committed, virtual nanoseconds: what the ledger purge goes by. */
+    private final Map<String, Long> ledgerWritten = new LinkedHashMap<>();
+    /** Keys whose ledger row the purge deleted. */
+    final Set<String> purged = new LinkedHashSet<>();
     /** Committed stored results, by key: the ledger's result columns. */
     private final Map<String, String> results = new HashMap<>();
     /** Committed effects per logical message. */
@@ -113,6 +118,7 @@ final class SimDatabase {
         boolean committed = commit && !tx.over;
         if (committed) {
             ledgerRows.putAll(tx.rows);
+            tx.rows.keySet().forEach(k -> ledgerWritten.put(k, loop.now()));
             results.putAll(tx.results);
             for (String e : tx.effects) {
                 effects.merge(e, 1, Integer::sum);
@@ -148,9 +154,25 @@ final class SimDatabase {
             public void checkReady() {
             }
 
+            /** The rows written before {@code olderThan} (the run's wall clock), deleted in one round trip. */
             @Override
             public long purge(Instant olderThan, int batchSize) {
-                return 0;
+                loop.roundTrip(owner, 500);
+                List<String> gone = new ArrayList<>();
+                ledgerWritten.forEach((key, at) -> {
+                    if (World.clock(() -> at).instant().isBefore(olderThan)) {
+                        gone.add(key);
+                    }
+                });
+                gone.forEach(k -> {
+                    ledgerRows.remove(k);
+                    ledgerWritten.remove(k);
+                    purged.add(k);
+                });
+                if (!gone.isEmpty()) {
+                    loop.trace.event(owner + " ledger purge deleted " + gone.size() + " rows before " + olderThan);
+                }
+                return gone.size();
             }
         };
     }

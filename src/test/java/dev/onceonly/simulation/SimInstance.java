@@ -69,7 +69,7 @@ final class SimInstance {
         this.name = name;
         this.owner = new SimLoop.Owner(name);
         this.exec = new SimExecutor(world.loop, owner);
-        this.settings = world.mode.consumerSettings();
+        this.settings = world.operators.consumerSettings();
         SimStore store = new SimStore(() -> world.store, world.loop, owner, world.mode.storeFaults(), world.keysSeen, world::storeWindow);
         world.stores.add(store);
         jms = world.jms != null ? new SimJmsListener(this, world, store) : null;
@@ -78,8 +78,8 @@ final class SimInstance {
                 world.loop::now);
         outbox = world.mode.outbox() ? new SimOutboxSide(world, owner, exec, world.db.transactions(owner, this::crash, store), name) : null;
         connector = jms != null ? null : SimConnector.start(world.mode.channelAttributes(rotation), exec,
-                (channel, role) -> world.amqp.connect(exec, name + ":" + role), world.loop::now,
-                world.loop.random::nextDouble, handover, new Consumer());
+                (channel, role) -> world.reads.connect(exec, name + ":" + role), world.loop::now,
+                world.stops.instanceClock(), world.loop.random::nextDouble, handover, new Consumer());
     }
 
     /** The transactions of this instance's guarded calls: the database's, writing stored results after the commit where the mode keeps them beside the claims. */
@@ -329,13 +329,11 @@ final class SimInstance {
         SimLoop loop = world.loop;
         world.loop.trace.event(name + " handler runs " + id);
         loop.pause(owner, TimeUnit.MICROSECONDS.toNanos(100 + loop.random.nextLong(3_000)));
-        if (loop.trace.fault(loop.chance(world.mode.pauseChance()), name + " paused past its lease in the handler of " + id)) {
-            loop.pause(owner, settings.lease().toNanos() * 3 / 2);
-        }
+        world.stops.pauseInHandler(this, id);
         if (body.startsWith(World.POISON)) {
             throw new PoisonException();
         }
-        if (loop.trace.fault(loop.chance(world.mode.failChance()), name + " handler of " + id + " fails")) {
+        if (loop.trace.fault(world.operators.handlerFails(id), name + " handler of " + id + " fails")) {
             throw new TransientException();
         }
         if (world.mode.guarded()) {

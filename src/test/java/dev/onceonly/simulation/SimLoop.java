@@ -30,6 +30,8 @@ final class SimLoop {
     private long sequence;
     private int depth;
     private long steps;
+    /** The owner of the task running now (innermost, when pauses nest); null between tasks. */
+    private Owner running;
 
     SimLoop(long seed, Trace trace) {
         this.random = new SplittableRandom(seed);
@@ -39,6 +41,11 @@ final class SimLoop {
     /** {@return the virtual time, nanoseconds} */
     long now() {
         return now;
+    }
+
+    /** {@return how far ahead of the virtual time the clock of the task running now is, nanoseconds} */
+    long skewNow() {
+        return running == null ? 0 : running.skewNanos;
     }
 
     long steps() {
@@ -68,8 +75,15 @@ final class SimLoop {
             if (t.cancelled || t.owner.dead) {
                 continue;
             }
+            if (t.owner.frozenUntil > t.at) {
+                // Stop-the-world: none of the owner's threads runs before it thaws, in the order they were due.
+                tasks.add(new Task(t.owner, t.owner.frozenUntil, sequence++, t.body));
+                continue;
+            }
             now = Math.max(now, t.at);
             steps++;
+            Owner outer = running;
+            running = t.owner;
             try {
                 t.run();
             } catch (Crash c) {
@@ -78,6 +92,8 @@ final class SimLoop {
                 // A thread of the real server would log this and lose the work: for the simulation a fault of the code.
                 trace.violation("task of " + t.owner + " threw " + e);
                 trace.failure(e);
+            } finally {
+                running = outer;
             }
             return true;
         }
@@ -102,6 +118,10 @@ final class SimLoop {
             depth++;
             try {
                 runUntil(now + nanos);
+                // A call of an owner frozen meanwhile goes on only once the owner thaws.
+                while (owner.frozenUntil > now && !owner.dead) {
+                    runUntil(owner.frozenUntil);
+                }
             } finally {
                 depth--;
             }
@@ -139,6 +159,10 @@ final class SimLoop {
     static final class Owner {
         final String name;
         volatile boolean dead;
+        /** How far ahead (behind, negative) of the virtual time this owner's wall clock is. */
+        long skewNanos;
+        /** Stop-the-world until this virtual time: none of the owner's tasks or calls in progress runs before it. */
+        long frozenUntil;
 
         Owner(String name) {
             this.name = name;

@@ -26,8 +26,10 @@ class SimulationTest {
 
     @Test
     void everyInvariantHoldsForEverySeed() {
+        SimOperators.RUNS.clear();
         long t0 = System.nanoTime();
         List<Simulation.Result> failed = Simulation.runSeeds(FIRST, SEEDS);
+        System.out.println("simulation: runs of each new action: " + SimOperators.RUNS);
         long millis = (System.nanoTime() - t0) / 1_000_000;
         Map<Mode, Long> runs = LongStream.range(FIRST, FIRST + SEEDS).mapToObj(Simulation::modeOf)
                 .collect(Collectors.groupingBy(m -> m, Collectors.counting()));

@@ -43,11 +43,12 @@ final class StoreBackend implements AutoCloseable {
 
     /**
      * @param owner     who runs the database store's purge: an owner that never dies
+     * @param instances the calling instance's wall clock: the database store's time, as each instance's store reads it
      * @param window    told the keys a fault of the store itself opened the window docs/guarantees.md names for, with why
      * @param confirmed whether a claim token's holder passed its pre-commit check and has not marked its key done
      */
-    static StoreBackend open(Mode mode, SimLoop loop, SimLoop.Owner owner, BiConsumer<List<String>, String> window,
-                             Predicate<String> confirmed) {
+    static StoreBackend open(Mode mode, SimLoop loop, SimLoop.Owner owner, Clock instances,
+                             BiConsumer<List<String>, String> window, Predicate<String> confirmed) {
         Clock clock = World.clock(loop::now);
         return switch (mode.store()) {
             case MEMORY -> new StoreBackend(BatchClaimStore.inProcess(new FenceWatch(new InMemoryClaimStore(100_000, clock), loop.trace)), null, null);
@@ -63,8 +64,9 @@ final class StoreBackend implements AutoCloseable {
                     pool.dispose();
                     throw new IllegalStateException("the run's database could not be created", e);
                 }
-                yield new StoreBackend(new FenceWatch(new JdbcClaimStore(pool, LedgerSchema.Part.CLAIMS.shipped(), clock, new SimExecutor(loop, owner),
-                        PURGE_INTERVAL), loop.trace), null, pool);
+                JdbcClaimStore claims = new JdbcClaimStore(pool, LedgerSchema.Part.CLAIMS.shipped(), instances,
+                        new SimExecutor(loop, owner), PURGE_INTERVAL);
+                yield new StoreBackend(new FenceWatch(claims, loop.trace), null, pool);
             }
         };
     }

@@ -48,6 +48,14 @@ final class World {
     final SimOutbox outbox;
     /** The JMS provider in JMS modes, else {@code null}. */
     final SimJms jms;
+    /** The broker's side of the dead-letter reads, on every instance's connections. */
+    final SimDeadLetterReads reads = new SimDeadLetterReads(this);
+    /** The operator's paths and the ledger purge, in the runs that draw them. */
+    final SimOperators operators;
+    /** Stop-the-world pauses and the instances' clock skews. */
+    final StopsAndClocks stops;
+    /** A producer forging the connector's headers, in the runs that draw one. */
+    final SimHostileProducer hostile;
     /** The handler's stored results, in modes that keep them; null otherwise. */
     final SimResults results;
     final Set<String> keysSeen = new LinkedHashSet<>();
@@ -78,7 +86,10 @@ final class World {
         this.jms = mode.jmsDeliveries() > 0 ? new SimJms(loop, mode.jmsDeliveries()) : null;
         this.db = new SimDatabase(loop, mode.databaseFaults(), this::windowOpened);
         this.results = mode.results() ? new SimResults(this) : null;
-        this.backend = StoreBackend.open(mode, loop, broker.self, this::storeWindow,
+        this.operators = new SimOperators(this);
+        this.hostile = new SimHostileProducer(this);
+        this.stops = new StopsAndClocks(this, INSTANCES);
+        this.backend = StoreBackend.open(mode, loop, broker.self, stops.instanceClock(), this::storeWindow,
                 token -> stores.stream().anyMatch(s -> s.confirmedUnmarked(token)));
         this.store = backend.store;
         this.outbox = mode.outbox() ? new SimOutbox(db, loop) : null;
@@ -104,6 +115,8 @@ final class World {
                 loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(loop.random.nextLong(400)), 0, () -> publish(id, copy));
             }
         }
+        operators.schedule();
+        hostile.schedule();
         for (long t = 0; t < FAULTS_UNTIL_MS; t += TICK_MS) {
             loop.schedule(world, TimeUnit.MILLISECONDS.toNanos(t), 0, this::tick);
         }
@@ -138,10 +151,13 @@ final class World {
         }
         rotation[slot] = step;
         instances[slot] = new SimInstance(this, slot, "i" + slot + "." + incarnations++, step);
+        stops.started(instances[slot], slot);
+        operators.started(instances[slot]);
     }
 
     /** An instance died: its process manager starts it again a little later. */
     void restartLater(int slot) {
+        reads.crashed(instances[slot].owner);
         loop.schedule(broker.self, TimeUnit.MILLISECONDS.toNanos(50 + loop.random.nextLong(400)), 0, () -> start(slot));
     }
 
@@ -152,7 +168,7 @@ final class World {
             return;
         }
         AMQP.BasicProperties.Builder props = new AMQP.BasicProperties.Builder().deliveryMode(2)
-                .headers(Map.of(COPY_HEADER, copy));
+                .headers(hostile.headers(id, copy));
         if (!id.startsWith(KEYLESS)) {
             props.messageId(id);
         }
@@ -178,6 +194,8 @@ final class World {
                 in.crash();
             } else if (in.alive() && !in.stopping() && loop.trace.fault(loop.chance(mode.stopChance()), "stop " + in.name + " gracefully")) {
                 in.stop();
+            } else {
+                stops.tick(in);
             }
         }
     }
@@ -211,7 +229,7 @@ final class World {
                 return false;
             }
         }
-        return outbox == null || outbox.settled();
+        return (outbox == null || outbox.settled()) && operators.settled();
     }
 
     /** Whether {@code q} is consumed, and so empty once the world settled (not dead letters, not the outbox's). */

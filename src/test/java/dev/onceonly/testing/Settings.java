@@ -44,6 +44,12 @@ public final class Settings {
                 s.retention(), s.storeFailure(), s.ledger(), s.retryRule());
     }
 
+    /** {@code s} with processed keys remembered in the claim store for {@code retention}. */
+    public static ConsumerSettings withRetention(ConsumerSettings s, Duration retention) {
+        return of(s.consumer(), s.keyStrategy(), s.keyParts(), s.fallbackToContent(), s.conflict(), s.conflictFields(),
+                s.lease(), retention, s.storeFailure(), s.ledger(), s.retryRule());
+    }
+
     /** {@code s} keyed by {@code strategy} on these header names or JSON Pointers (none for the other strategies). */
     public static ConsumerSettings withKey(ConsumerSettings s, KeyStrategy strategy, boolean fallback, String... parts) {
         return of(s.consumer(), strategy, List.of(parts), fallback, s.conflict(), s.conflictFields(), s.lease(), s.retention(),

@@ -1,6 +1,8 @@
 package dev.onceonly.internal.rabbitmq;
 
 import com.rabbitmq.client.Connection;
+import dev.onceonly.internal.deadletter.DeadLetterAccess;
+import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -26,26 +28,41 @@ public final class SimConnector {
 
     private final InboundChannel channel;
     private final int prefetch;
+    private final ReplayWatch replays;
 
-    private SimConnector(InboundChannel channel, int prefetch) {
+    private SimConnector(InboundChannel channel, int prefetch, ReplayWatch replays) {
         this.channel = channel;
         this.prefetch = prefetch;
+        this.replays = replays;
     }
 
     /**
      * Builds the channel from its attributes (as in {@code mp.messaging.incoming.<name>.*}), subscribes
-     * {@code subscriber} and starts it: it connects through {@code connect(channel, role)}.
+     * {@code subscriber} and starts it: it connects through {@code connect(channel, role)}, and stamps
+     * its dead letters with the time of {@code wall}.
      */
     public static SimConnector start(Map<String, String> attributes, ScheduledExecutorService executor,
-                                     BiFunction<String, String, Connection> connect, LongSupplier nanoClock,
+                                     BiFunction<String, String, Connection> connect, LongSupplier nanoClock, Clock wall,
                                      DoubleSupplier jitter, Handover handover, Subscriber<? super Message<?>> subscriber) {
         IncomingSettings settings = TestChannelConfig.of(attributes, ChannelConfig.Direction.INCOMING).incoming();
         RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(), executor, executor,
-                (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter, Clock.systemUTC());
-        InboundChannel channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE, () -> DeadLetterListener.NONE);
+                (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter, wall);
+        ReplayWatch replays = new ReplayWatch();
+        InboundChannel channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE,
+                () -> DeadLetterListener.NONE, replays);
         channel.subscribe(subscriber);
         channel.start();
-        return new SimConnector(channel, settings.prefetch());
+        return new SimConnector(channel, settings.prefetch(), replays);
+    }
+
+    /** {@return the channel's dead-letter queue, read on its publishing connection, as the operators' paths read it} */
+    public DeadLetterAccess deadLetters() {
+        return channel.deadLetters();
+    }
+
+    /** {@return where the channel reports the guard's decisions on replays} */
+    public ReplayWatch replays() {
+        return replays;
     }
 
     /** {@return deliveries received and not settled, as the connector counts them} */
