@@ -108,6 +108,10 @@ final class SimDeadLetterReads {
     private record Held(SimBroker.Queue queue, SimBroker.Message message) {
     }
 
+    /** The names of replays' reply queues, which this broker does not hold: a decision sent there is dropped. */
+    static final String REPLY_QUEUE = "amq.gen-reply-";
+    private int replyQueues;
+
     /** One AMQP channel of an instance, wrapped. */
     private final class Reads implements InvocationHandler {
         final SimLoop.Owner owner;
@@ -142,6 +146,15 @@ final class SimDeadLetterReads {
 
         @Override
         public Object invoke(Object p, Method m, Object[] a) throws Throwable {
+            if (m.getName().equals("queueDeclare") && (a == null || a.length == 0)) {
+                // A replay's reply queue, server-named. The operators here never wait for a decision
+                // (their wait is 0: a wait would block the run's one thread), so none is delivered
+                // to it and the letter stays until a later replay or a discard.
+                return new AMQImpl.Queue.DeclareOk(REPLY_QUEUE + (++replyQueues), 0, 0);
+            }
+            if (m.getName().equals("basicConsume") && ((String) a[0]).startsWith(REPLY_QUEUE)) {
+                return "reply-consumer";
+            }
             boolean counted = m.getName().equals("queueDeclarePassive")
                     && (readers((String) a[0]) || ((String) a[0]).endsWith(".dlq"));
             if (counted) {

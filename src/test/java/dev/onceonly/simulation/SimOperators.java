@@ -115,8 +115,7 @@ final class SimOperators {
         new LedgerPurge(w.db.ledger(in.owner), RETENTION, PURGE_INTERVAL, 100, clock, in.exec(),
                 () -> {
                     count("ledger purge");
-                    DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(c.deadLetters()), c.replays(),
-                            clock);
+                    DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(c.deadLetters()), clock);
                     Optional<Instant> oldest = queues.oldest();
                     oldest.ifPresent(w.hostile::pinned);
                     return oldest;
@@ -136,7 +135,7 @@ final class SimOperators {
         pending--;
         SimInstance in = w.loop.pick(live);
         count(a.name().toLowerCase());
-        DeadLetterQueue q = new DeadLetterOperations(in.connector().deadLetters(), in.connector().replays(), w.clock());
+        DeadLetterQueue q = new DeadLetterOperations(in.connector().deadLetters(), w.clock());
         w.loop.trace.event(in.name + " operator " + a);
         try {
             run(a, q, in);

@@ -2,7 +2,6 @@ package dev.onceonly.internal.rabbitmq;
 
 import com.rabbitmq.client.Connection;
 import dev.onceonly.internal.deadletter.DeadLetterAccess;
-import dev.onceonly.internal.deadletter.ReplayWatch;
 import dev.onceonly.spi.Handover;
 import dev.onceonly.spi.MessageTracing;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -28,12 +27,10 @@ public final class SimConnector {
 
     private final InboundChannel channel;
     private final int prefetch;
-    private final ReplayWatch replays;
 
-    private SimConnector(InboundChannel channel, int prefetch, ReplayWatch replays) {
+    private SimConnector(InboundChannel channel, int prefetch) {
         this.channel = channel;
         this.prefetch = prefetch;
-        this.replays = replays;
     }
 
     /**
@@ -47,22 +44,16 @@ public final class SimConnector {
         IncomingSettings settings = TestChannelConfig.of(attributes, ChannelConfig.Direction.INCOMING).incoming();
         RabbitResources resources = new RabbitResources(Executors.defaultThreadFactory(), executor, executor,
                 (s, name, role, r, recovered) -> connect.apply(name, role), nanoClock, jitter, wall);
-        ReplayWatch replays = new ReplayWatch();
         InboundChannel channel = new InboundChannel(settings, resources, handover, () -> MessageTracing.NONE,
-                () -> DeadLetterListener.NONE, replays);
+                () -> DeadLetterListener.NONE);
         channel.subscribe(subscriber);
         channel.start();
-        return new SimConnector(channel, settings.prefetch(), replays);
+        return new SimConnector(channel, settings.prefetch());
     }
 
     /** {@return the channel's dead-letter queue, read on its publishing connection, as the operators' paths read it} */
     public DeadLetterAccess deadLetters() {
         return channel.deadLetters();
-    }
-
-    /** {@return where the channel reports the guard's decisions on replays} */
-    public ReplayWatch replays() {
-        return replays;
     }
 
     /** {@return deliveries received and not settled, as the connector counts them} */
