@@ -814,7 +814,7 @@ class GuardEngineLedgerTest extends LedgerOnEngineTest {
     }
 
     /** A ledger that answers one chosen decision to every insert, or throws. */
-    private static final class ScriptedLedger implements Ledger {
+    static final class ScriptedLedger implements Ledger {
         final AtomicInteger inserts = new AtomicInteger();
         private final LedgerDecision answer;
         private final RuntimeException failure;
