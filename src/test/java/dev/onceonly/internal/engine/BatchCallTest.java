@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -28,6 +29,8 @@ class BatchCallTest {
 
     private EngineParts parts;
     private final List<List<Integer>> handled = new ArrayList<>();
+    /** When the batch began ({@link System#nanoTime()}): its claims' time counts in what the guard reports. */
+    private long start = System.nanoTime();
 
     @AfterEach
     void stop() {
@@ -52,7 +55,7 @@ class BatchCallTest {
         return new BatchCall<>(parts.engine, parts.settings, elements, positions -> {
             handled.add(List.copyOf(positions));
             return "ran";
-        }, System.nanoTime());
+        }, start);
     }
 
     /** A ledger answering {@code answers} to a batch's rows (a {@code null}: a row it did not try). */
@@ -165,5 +168,26 @@ class BatchCallTest {
         ok.ended("ran", null, known);
         assertEquals(Outcome.PROCESSED, known.get(0).outcome());
         assertEquals("", known.get(0).event().reason());
+    }
+
+    /** The time reported is the guard's since the batch began, the handler's left out: here 10 s of claiming. */
+    @Test
+    void theReportedTimeIsTheGuardsSinceTheBatchBegan() throws Exception {
+        start = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
+        List<BatchGuard.Element> elements = new ArrayList<>();
+        BatchCall<String> call = batch(null, elements, -1, "a");
+        call.call();
+        call.completed(true);
+        assertGuardTime(parts.outcomes.get(0).guardNanos());
+
+        BatchCall<String> open = batch(null, new ArrayList<>(), -1, "b");
+        open.call();
+        List<Decision<String>> known = slots(1);
+        open.ended("ran", null, known);
+        assertGuardTime(known.get(0).event().guardNanos());
+    }
+
+    private static void assertGuardTime(long nanos) {
+        assertTrue(nanos >= TimeUnit.SECONDS.toNanos(10) && nanos < TimeUnit.HOURS.toNanos(1), nanos + " ns");
     }
 }

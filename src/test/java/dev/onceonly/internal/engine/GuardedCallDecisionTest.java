@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -129,6 +130,34 @@ class GuardedCallDecisionTest {
         assertTrue(e.reason().startsWith("a guarded call of the handler was refused BUSY"), e.reason());
         assertEquals(1, log.lines("ONCE0303I").size(), log.lines().toString());
         assertEquals(ClaimState.ACQUIRED, parts.state(key), "released");
+    }
+
+    /**
+     * The time reported is the guard's: the claim's (given), the ledger's insert and the finalisation,
+     * added up. The ledger here takes at least 200 ms, so the figure cannot stay at the claim's alone.
+     */
+    @Test
+    void theReportedTimeAddsTheLedgersInsertToTheClaimsTime() throws Exception {
+        long claimNanos = TimeUnit.SECONDS.toNanos(10);
+        long ledgerNanos = TimeUnit.MILLISECONDS.toNanos(200);
+        Ledger slow = new ScriptedLedger(LedgerDecision.INSERTED, null) {
+            @Override
+            public LedgerDecision insert(String key, String consumer, String bodyHash) {
+                long until = System.nanoTime() + ledgerNanos;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                return super.insert(key, consumer, bodyHash);
+            }
+        };
+        parts = new EngineParts(slow);
+        MessageKey key = parts.key("time");
+        GuardedCall<String> call = new GuardedCall<>(parts.engine.calls, parts.settings, key, parts.held(key, "t1"), claimNanos,
+                () -> "ran");
+        call.call();
+        call.completed(true);
+        long reported = call.decision("ran", null).event().guardNanos();
+        assertTrue(reported >= claimNanos + ledgerNanos && reported < TimeUnit.HOURS.toNanos(1), reported + " ns");
     }
 
     // ---- decisions made while the caller's transaction is still open ----
