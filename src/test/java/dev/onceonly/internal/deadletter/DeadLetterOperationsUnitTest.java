@@ -6,6 +6,7 @@ import dev.onceonly.api.DeadLetterPage;
 import dev.onceonly.api.OnceOnlyException;
 import dev.onceonly.api.ReplayResult;
 import dev.onceonly.api.ReplayResult.Status;
+import dev.onceonly.testing.InMemoryDeadLetters;
 import dev.onceonly.testing.LogCapture;
 import org.junit.jupiter.api.Test;
 
@@ -16,8 +17,10 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
-import static dev.onceonly.internal.deadletter.InMemoryDeadLetters.letter;
+import static dev.onceonly.testing.InMemoryDeadLetters.letter;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -107,6 +110,26 @@ class DeadLetterOperationsUnitTest {
         assertEquals(Status.NOT_FOUND, operations.replay("b", Duration.ZERO).status());
     }
 
+    /** The decision comes from the connector's thread while the operation waits: it is waited for. */
+    @Test
+    void aReplayWaitsForADecisionThatComesLater() throws Exception {
+        dlq.add(letter("a", "FAILED", true), "a");
+        ExecutorService connector = Executors.newSingleThreadExecutor();
+        try {
+            dlq.onRepublish = id -> connector.execute(() -> {
+                try {
+                    Thread.sleep(100); // after the operation began to wait, most likely; either way it is waited for
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                watch.settled(id, Status.REFUSED, "CONFLICT");
+            });
+            assertEquals(Status.REFUSED, operations.replay("a", Duration.ofMinutes(1)).status());
+        } finally {
+            connector.shutdownNow();
+        }
+    }
+
     @Test
     void aReplayNotDecidedInTimeIsReportedPublished() {
         dlq.add(letter("a", "FAILED", true), "a");
@@ -141,8 +164,12 @@ class DeadLetterOperationsUnitTest {
     @Test
     void anUnverifiedLetterIsReplayedOnlyWhenAskedForAndAVerifiedOneOnlyAsTheOriginal() {
         dlq.add(letter("v", "FAILED", true), "v").add(letter("u", "", false), "u");
-        assertEquals(Status.NOT_REPLAYABLE, operations.replay("u", Duration.ZERO).status());
-        assertEquals(Status.NOT_REPLAYABLE, operations.replayUnverified("v", Duration.ZERO).status());
+        ReplayResult unverified = operations.replay("u", Duration.ZERO);
+        assertEquals(Status.NOT_REPLAYABLE, unverified.status());
+        assertTrue(unverified.detail().startsWith("unverified: "), unverified.detail());
+        ReplayResult verified = operations.replayUnverified("v", Duration.ZERO);
+        assertEquals(Status.NOT_REPLAYABLE, verified.status());
+        assertTrue(verified.detail().startsWith("the dead letter is verified"), verified.detail());
         assertEquals(List.of(), dlq.republished);
         try (LogCapture log = new LogCapture()) {
             assertEquals(Status.PUBLISHED, operations.replayUnverified("u", Duration.ZERO).status());

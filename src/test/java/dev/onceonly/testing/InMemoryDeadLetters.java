@@ -1,7 +1,10 @@
-package dev.onceonly.internal.deadletter;
+package dev.onceonly.testing;
 
 import dev.onceonly.api.DeadLetter;
 import dev.onceonly.api.OnceOnlyException;
+import dev.onceonly.internal.deadletter.DeadLetterAccess;
+
+import java.nio.charset.StandardCharsets;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,33 +20,37 @@ import java.util.function.Consumer;
  * what was republished, counts the scans, and can hide letters from the first scans (another read
  * holding them for a moment) or refuse a republish (no confirm).
  */
-final class InMemoryDeadLetters implements DeadLetterAccess {
+public final class InMemoryDeadLetters implements DeadLetterAccess {
 
-    record Entry(DeadLetter letter, byte[] body) implements Held {
+    public record Entry(DeadLetter letter, byte[] body) implements Held {
     }
 
-    final List<Entry> queue = new ArrayList<>();
-    final List<String> republished = new ArrayList<>();
-    final AtomicInteger scans = new AtomicInteger();
+    public final List<Entry> queue = new ArrayList<>();
+    public final List<String> republished = new ArrayList<>();
+    public final AtomicInteger scans = new AtomicInteger();
     /** Ids held by another read during the first {@link #hiddenScans} scans. */
-    final Set<String> hidden = new HashSet<>();
-    int hiddenScans;
+    public final Set<String> hidden = new HashSet<>();
+    public int hiddenScans;
     /** Runs on each republish, after it is recorded (the connector settling the replay at once, say). */
-    Consumer<String> onRepublish = id -> { };
-    boolean refuseRepublish;
+    public Consumer<String> onRepublish = id -> { };
+    public boolean refuseRepublish;
 
     /** A verified letter when {@code verified}, of consumer {@code inventory}, with a 64-digit body digest. */
-    static DeadLetter letter(String id, String outcome, boolean verified) {
+    public static DeadLetter letter(String id, String outcome, boolean verified) {
         return new DeadLetter(id, "orders", outcome, "stock service down", 3, "inventory", Instant.EPOCH, "k-" + id,
                 "ab".repeat(32), 4, 0, "shop", "order.placed", verified);
     }
 
-    InMemoryDeadLetters add(DeadLetter letter, String body) {
-        queue.add(new Entry(letter, body.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    public InMemoryDeadLetters add(DeadLetter letter, String body) {
+        return add(letter, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public InMemoryDeadLetters add(DeadLetter letter, byte[] body) {
+        queue.add(new Entry(letter, body));
         return this;
     }
 
-    List<String> ids() {
+    public List<String> ids() {
         return queue.stream().map(e -> e.letter().id()).toList();
     }
 
