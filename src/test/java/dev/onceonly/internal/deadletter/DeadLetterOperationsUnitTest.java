@@ -131,6 +131,14 @@ class DeadLetterOperationsUnitTest {
     }
 
     @Test
+    void aDecisionNobodyWaitsForIsDropped() {
+        watch.settled("replayed-on-another-instance", Status.PROCESSED, "processed");
+        dlq.add(letter("replayed-on-another-instance", "FAILED", true), "a");
+        assertEquals(Status.PUBLISHED, operations.replay("replayed-on-another-instance", Duration.ZERO).status(),
+                "not the decision on an earlier copy");
+    }
+
+    @Test
     void aReplayNotDecidedInTimeIsReportedPublished() {
         dlq.add(letter("a", "FAILED", true), "a");
         ReplayResult r = operations.replay("a", Duration.ZERO);

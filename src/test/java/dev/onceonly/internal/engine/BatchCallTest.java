@@ -138,6 +138,7 @@ class BatchCallTest {
         call.completed(true);
         call.ended("ran", null, slots(2));
         assertEquals(ClaimState.DONE, parts.state(elements.get(1).key));
+        assertEquals(0, parts.engine.holders.leases().held(), "no lease renewed once finished");
         assertEquals(0, parts.engine.inFlight());
 
         List<BatchGuard.Element> failing = new ArrayList<>();

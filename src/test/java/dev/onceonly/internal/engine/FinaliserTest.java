@@ -1,6 +1,7 @@
 package dev.onceonly.internal.engine;
 
 import dev.onceonly.spi.ClaimState;
+import dev.onceonly.testing.LogCapture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -88,5 +90,40 @@ class FinaliserTest {
         } finally {
             Thread.interrupted();
         }
+    }
+
+    @Test
+    void aReleaseTheStoreFailedIsReportedAndTheCallFinishedAnyway() {
+        HeldClaim held = parts.held(parts.key("a"), "t1");
+        parts.store.down = true;
+        try (LogCapture log = new LogCapture()) {
+            finaliser.release(held);
+            assertEquals(1, log.lines("ONCE0102W").size(), log.lines().toString());
+        }
+        assertEquals(List.of("store error release"), parts.told);
+        assertEquals(0, finaliser.inFlight(), "left to run out with its lease");
+    }
+
+    @Test
+    void aMarkMadeBeforeTheTransactionEndedStopsTheRenewalsAndReportsAClaimTakenOver() {
+        HeldClaim held = parts.held(parts.key("a"), "t1");
+        assertTrue(finaliser.markNow(held));
+        assertEquals(ClaimState.DONE, parts.state(parts.key("a")));
+        assertEquals(0, parts.engine.holders.leases().held(), "done: nothing to renew");
+        assertEquals(1, finaliser.inFlight(), "unfinished until its transaction ends");
+
+        HeldClaim taken = parts.held(parts.key("b"), "t2");
+        parts.takeOver(parts.key("b"), "thief");
+        finaliser.markNow(taken);
+        assertEquals(List.of("lease lost"), parts.told);
+    }
+
+    @Test
+    void aMarkTheStoreFailedBeforeTheTransactionEndedIsLeftToTheCompletion() {
+        HeldClaim held = parts.held(parts.key("a"), "t1");
+        parts.store.down = true;
+        assertFalse(finaliser.markNow(held));
+        assertEquals(List.of("store error complete"), parts.told);
+        assertEquals(1, parts.engine.holders.leases().held(), "still renewed until the completion");
     }
 }
