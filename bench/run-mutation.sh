@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Mutation testing of the decision code with PIT (the `mutation` profile in pom.xml says which classes
 # and tests): compiles, runs PIT, then prints the totals and the score of each class from the XML
-# report. About an hour for everything on two shared CPUs (56 min measured, 743 mutations); a run
-# narrowed to a few classes takes 4 to 16 min. The HTML report is in target/pit-reports/index.html.
-# Needs Redis on 127.0.0.1:6379 (one engine test uses it), no broker.
+# report. The whole set has not been run at once since the dead-letter operations, DeliverySettler and the
+# outbox relay joined it (the smaller set before was 743 mutations, 56 min on two shared CPUs); narrowed
+# runs of four to six classes (285 to 379 mutations) take 20 to 22 min with other builds running. The HTML report is in
+# target/pit-reports/index.html. Needs Redis on 127.0.0.1:6379 (one engine test uses it), no broker.
 #   bench/run-mutation.sh [extra Maven arguments, e.g. -o, or -Dmutation.targetClasses=dev.onceonly.internal.engine.RetryRule*]
 set -euo pipefail
 cd "$(dirname "$0")/.."

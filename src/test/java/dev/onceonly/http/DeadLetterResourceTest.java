@@ -1,9 +1,8 @@
 package dev.onceonly.http;
 
 import dev.onceonly.api.DeadLetter;
-import dev.onceonly.internal.deadletter.DeadLetterAccess;
-import dev.onceonly.api.ReplayResult;
 import dev.onceonly.internal.deadletter.DeadLetterChannels;
+import dev.onceonly.testing.InMemoryDeadLetters;
 import jakarta.json.JsonObject;
 import jakarta.ws.rs.core.SecurityContext;
 import org.junit.jupiter.api.Test;
@@ -13,7 +12,6 @@ import java.security.Principal;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.List;
@@ -36,72 +34,9 @@ class DeadLetterResourceTest {
     static final byte[] BODY = "{\"orderId\":\"secret\"}".getBytes(StandardCharsets.UTF_8);
 
     /** One dead letter in one queue, in memory; removing it takes it away. */
-    final List<DeadLetterAccess.Held> queue = new ArrayList<>(List.of(new DeadLetterAccess.Held() {
-        @Override
-        public DeadLetter letter() {
-            return new DeadLetter("dl-1", "orders", "FAILED", "boom", 1, "inventory", Instant.EPOCH, "k1", "ab".repeat(32), BODY.length,
-                    0, "orders-x", "order.placed", true);
-        }
-
-        @Override
-        public byte[] body() {
-            return BODY;
-        }
-    }));
-
-    final DeadLetterAccess access = new DeadLetterAccess() {
-        @Override
-        public String channel() {
-            return "orders";
-        }
-
-        @Override
-        public String queue() {
-            return "orders.dlq";
-        }
-
-        @Override
-        public int count() {
-            return queue.size();
-        }
-
-        @Override
-        public Scan scan() {
-            List<Held> snapshot = new ArrayList<>(queue);
-            return new Scan() {
-                int next;
-
-                @Override
-                public Held next() {
-                    return next < snapshot.size() ? snapshot.get(next++) : null;
-                }
-
-                @Override
-                public void republish(Held held) {
-                    throw new UnsupportedOperationException();
-                }
-
-                @Override
-                public ReplayResult decision(Duration within) {
-                    throw new UnsupportedOperationException();
-                }
-
-                @Override
-                public void remove(Held held) {
-                    queue.remove(held);
-                }
-
-                @Override
-                public void close() {
-                }
-            };
-        }
-
-        @Override
-        public Scan scanAlone() {
-            return scan();
-        }
-    };
+    final InMemoryDeadLetters access = new InMemoryDeadLetters().add(new DeadLetter("dl-1", "orders", "FAILED", "boom", 1,
+            "inventory", Instant.EPOCH, "k1", "ab".repeat(32), BODY.length, 0, "orders-x", "order.placed", true), BODY);
+    final List<InMemoryDeadLetters.Entry> queue = access.queue;
 
     private DeadLetterResource resource() {
         DeadLetterResource r = new DeadLetterResource() {

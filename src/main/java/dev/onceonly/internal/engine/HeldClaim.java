@@ -45,9 +45,9 @@ final class HeldClaim implements LeaseSweep.Lease {
         context.leases().hold(this, settings.lease());
     }
 
-    /** Stops renewing the lease. @return whether it was still renewed (and now is not) */
-    boolean letGo() {
-        return context.leases().drop(this);
+    /** Stops renewing the lease. */
+    void letGo() {
+        context.leases().drop(this);
     }
 
     @Override

@@ -814,12 +814,12 @@ class GuardEngineLedgerTest extends LedgerOnEngineTest {
     }
 
     /** A ledger that answers one chosen decision to every insert, or throws. */
-    private static final class ScriptedLedger implements Ledger {
+    static class ScriptedLedger implements Ledger {
         final AtomicInteger inserts = new AtomicInteger();
         private final LedgerDecision answer;
         private final RuntimeException failure;
 
-        private ScriptedLedger(LedgerDecision answer, RuntimeException failure) {
+        ScriptedLedger(LedgerDecision answer, RuntimeException failure) {
             this.answer = answer;
             this.failure = failure;
         }
