@@ -36,6 +36,7 @@ final class DeadLetterJson {
     }
 
     static JsonObject of(ReplayResult r) {
-        return Json.createObjectBuilder().add("id", r.id()).add("status", r.status().name()).add("detail", r.detail()).build();
+        return Json.createObjectBuilder().add("id", r.id()).add("status", r.status().name()).add("detail", r.detail())
+                .build();
     }
 }

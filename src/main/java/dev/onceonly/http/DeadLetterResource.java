@@ -172,7 +172,8 @@ public abstract class DeadLetterResource {
      * @param contentType the body's type: {@code application/json} only
      * @param body a JSON object: {@code wait} ({@code "5s"} by default, at most a minute; {@code "0"} does not
      *             wait, and leaves the letter: it is removed once its replay is decided); {@code unverified}
-     *             ({@code true}) to replay an unverified letter as a new message ({@link DeadLetterQueue#replayUnverified})
+     *             ({@code true}) to replay an unverified letter as a new message
+     *             ({@link DeadLetterQueue#replayUnverified})
      * @return what became of it
      */
     @POST

@@ -177,8 +177,8 @@ public final class DeadLetterOperations implements DeadLetterQueue {
      *
      * @return one result per letter, in their order
      */
-    private List<ReplayResult> replay(DeadLetterAccess.Scan scan, List<DeadLetterAccess.Held> letters, boolean unverified,
-                                      Duration wait) {
+    private List<ReplayResult> replay(DeadLetterAccess.Scan scan, List<DeadLetterAccess.Held> letters,
+                                      boolean unverified, Duration wait) {
         Map<String, ReplayResult> results = new LinkedHashMap<>();
         Map<String, DeadLetterAccess.Held> undecided = new HashMap<>();
         for (DeadLetterAccess.Held h : letters) {
@@ -186,9 +186,10 @@ public final class DeadLetterOperations implements DeadLetterQueue {
             if (l.verified() == unverified) {
                 results.put(l.id(), new ReplayResult(l.id(), ReplayResult.Status.NOT_REPLAYABLE, unverified
                         ? "the dead letter is verified: replay it as the original"
-                        : "unverified: its dead-letter headers carry no valid signature of this application's connector "
-                                + "(planted, dead-lettered by the broker, or by a version before signatures); it is "
-                                + "replayed only when asked for explicitly, as a new message to the channel's queue"));
+                        : "unverified: its dead-letter headers carry no valid signature of this application's "
+                                + "connector (planted, dead-lettered by the broker, or by a version before "
+                                + "signatures); it is replayed only when asked for explicitly, as a new message to the "
+                                + "channel's queue"));
             } else if (undecided.putIfAbsent(l.id(), h) == null) {
                 scan.republish(h);
                 results.put(l.id(), null);

@@ -52,21 +52,27 @@ final class HeaderSignature {
         this.signatureHeader = signatureHeader;
     }
 
-    /** {@return the signature of the dead-letter headers the connector writes, in {@link RabbitHeaders#DEAD_LETTER_SIGNATURE}} */
+    /**
+     * {@return the signature of the dead-letter headers the connector writes, in
+     * {@link RabbitHeaders#DEAD_LETTER_SIGNATURE}}
+     */
     static HeaderSignature deadLetters(CopySignature copies) {
-        return new HeaderSignature(copies, "onceonly-dead-letter-headers", DEAD_LETTER, RabbitHeaders.DEAD_LETTER_SIGNATURE);
+        return new HeaderSignature(copies, "onceonly-dead-letter-headers", DEAD_LETTER,
+                RabbitHeaders.DEAD_LETTER_SIGNATURE);
     }
 
     /** {@return the signature of a replay's stamp ({@link ReplayHeaders#STAMP})} */
     static HeaderSignature replayStamps(CopySignature copies) {
-        return new HeaderSignature(copies, "onceonly-replay-stamp", List.of(RabbitHeaders.QUEUE, RabbitHeaders.REPLAY_OF,
-                ReplayHeaders.LETTER_AT, ReplayHeaders.REPLY_TO), ReplayHeaders.STAMP);
+        return new HeaderSignature(copies, "onceonly-replay-stamp",
+                List.of(RabbitHeaders.QUEUE, RabbitHeaders.REPLAY_OF, ReplayHeaders.LETTER_AT, ReplayHeaders.REPLY_TO),
+                ReplayHeaders.STAMP);
     }
 
     /** {@return the signature of a decision on a replay ({@link ReplayHeaders#DECISION_SIGNATURE})} */
     static HeaderSignature replayDecisions(CopySignature copies) {
-        return new HeaderSignature(copies, "onceonly-replay-decision", List.of(RabbitHeaders.QUEUE, RabbitHeaders.REPLAY_OF,
-                ReplayHeaders.STATUS, ReplayHeaders.DETAIL), ReplayHeaders.DECISION_SIGNATURE);
+        return new HeaderSignature(copies, "onceonly-replay-decision",
+                List.of(RabbitHeaders.QUEUE, RabbitHeaders.REPLAY_OF, ReplayHeaders.STATUS, ReplayHeaders.DETAIL),
+                ReplayHeaders.DECISION_SIGNATURE);
     }
 
     /** {@return the signature of these headers and this body, with the current key} */

@@ -56,8 +56,8 @@ final class InboundChannel extends RabbitEndpoint implements Publisher<Message<?
         this.publishing = new PublishConnection(this, settings);
         CopySignature signature = CopySignature.of(settings);
         this.settler = new DeliverySettler(settings, settlement, publishing::publisher, signature,
-                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(), resources.clock(),
-                deadLetters);
+                new DelayQueues(settings, publishing::connection, resources.nanoClock()), resources.jitter(),
+                resources.clock(), deadLetters);
         this.consuming = new ConsumingConnection(this, settings, signature, tracing, this::received, settler::requeuesAreCounted);
         this.emitter = new DeliveryEmitter(settings.channel(), handover, resources, settings.claimAhead(), settings.batch(),
                 new DeliveryEmitter.Hooks() {

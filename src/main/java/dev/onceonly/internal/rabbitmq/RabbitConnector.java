@@ -196,7 +196,8 @@ public class RabbitConnector implements IncomingConnectorFactory, OutgoingConnec
     @Produces
     @ApplicationScoped
     DeadLetterQueues deadLetterQueues() {
-        return new DeadLetterChannels(() -> inbound.stream().map(InboundChannel::deadLetters).toList(), Clock.systemUTC());
+        return new DeadLetterChannels(() -> inbound.stream().map(InboundChannel::deadLetters).toList(),
+                Clock.systemUTC());
     }
 
     /** Readiness: every channel's broker connections are open (amqp-client recovers them after a drop). */

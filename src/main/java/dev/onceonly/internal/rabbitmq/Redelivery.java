@@ -219,7 +219,8 @@ final class Redelivery {
                     settlement.holdThenRequeue(d);
                 }
                 LogId.ONCE0506W.log(what, settings.channel(), bodyHash(d.metadata.body()), describe(failure),
-                        heldForAnotherTry ? "held and published again" : "requeued", Durations.format(settings.retryDelay()));
+                        heldForAnotherTry ? "held and published again" : "requeued",
+                        Durations.format(settings.retryDelay()));
             }
         });
     }
@@ -239,7 +240,7 @@ final class Redelivery {
      * {@code x-death} and the {@code x-first-death-*} and {@code x-last-death-*} summaries. Never
      * read: the attempt count is the connector's own, signed, header. Not carried to the next copy.
      */
-    private static boolean isDeathHeader(String name) {
+    static boolean isDeathHeader(String name) {
         return name.equals("x-death") || name.startsWith("x-first-death-") || name.startsWith("x-last-death-");
     }
 }

@@ -50,8 +50,9 @@ final class ReplayHeaders {
      * The connector's dead-letter and copy headers: replaced on a replay, which is a delivery like the
      * first (a verified one gets a copy's headers of its own, an unverified one none).
      */
-    private static final List<String> DEAD_LETTER_HEADERS = List.of(RabbitHeaders.OUTCOME, RabbitHeaders.REASON, RabbitHeaders.CONSUMER,
-            RabbitHeaders.CHANNEL, RabbitHeaders.QUEUE, RabbitHeaders.ATTEMPTS, RabbitHeaders.ORIGINAL_EXCHANGE,
+    private static final List<String> DEAD_LETTER_HEADERS = List.of(RabbitHeaders.OUTCOME, RabbitHeaders.REASON,
+            RabbitHeaders.CONSUMER, RabbitHeaders.CHANNEL, RabbitHeaders.QUEUE, RabbitHeaders.ATTEMPTS,
+            RabbitHeaders.ORIGINAL_EXCHANGE,
             RabbitHeaders.ORIGINAL_ROUTING_KEY, RabbitHeaders.DEAD_LETTER_ID, RabbitHeaders.DEAD_LETTERED_AT,
             RabbitHeaders.KEY_DIGEST, RabbitHeaders.DELIVERY_COUNT, RabbitHeaders.DEAD_LETTER_SIGNATURE,
             RabbitHeaders.RETRY_ATTEMPTS, RabbitHeaders.SIGNATURE, ConfirmingPublisher.SEQUENCE_HEADER,
@@ -80,7 +81,7 @@ final class ReplayHeaders {
                                String replyTo) {
         Map<String, Object> headers = new HashMap<>(letterHeaders);
         DEAD_LETTER_HEADERS.forEach(headers::remove);
-        headers.keySet().removeIf(n -> n.equals("x-death") || n.startsWith("x-first-death-") || n.startsWith("x-last-death-"));
+        headers.keySet().removeIf(Redelivery::isDeathHeader);
         headers.put(RabbitHeaders.REPLAYS, letter.replays() + 1);
         if (letter.verified()) {
             // A copy of the connector's, as a retry copy is, at its first attempt: the consumer
@@ -99,7 +100,8 @@ final class ReplayHeaders {
      *
      * @param letterAt when the letter was first dead-lettered, null when its time is not believed
      */
-    private void stamp(Map<String, Object> headers, String letterId, Instant letterAt, String replyTo, String queue, byte[] body) {
+    private void stamp(Map<String, Object> headers, String letterId, Instant letterAt, String replyTo, String queue,
+                       byte[] body) {
         headers.put(RabbitHeaders.REPLAY_OF, letterId);
         if (letterAt != null) {
             headers.put(LETTER_AT, letterAt.toEpochMilli());
@@ -130,7 +132,10 @@ final class ReplayHeaders {
         return h;
     }
 
-    /** {@return the decision these headers carry, received on {@code replyQueue}; empty when not signed by this connector} */
+    /**
+     * {@return the decision these headers carry, received on {@code replyQueue}; empty when not signed by
+     * this connector}
+     */
     Optional<ReplayResult> decisionOf(Map<String, Object> headers, String replyQueue) {
         if (!decisions.verify(bound(headers, replyQueue), NO_BODY, replyQueue)) {
             return Optional.empty();

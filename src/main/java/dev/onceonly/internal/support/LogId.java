@@ -231,8 +231,8 @@ public enum LogId {
     ONCE0805W(Level.WARNING, "Ledger purge skipped: the dead-letter queues could not be read alone to keep the rows "
             + "their dead letters need (%s); next attempt in %s"),
     /** A replay's decision was not sent back: the letter stays, and shows the replay as published. */
-    ONCE0806W(Level.WARNING, "The decision on replay of dead letter %s of channel '%s' could not be sent to the replay (%s): "
-            + "the dead letter stays in its queue; replaying it again is safe"),
+    ONCE0806W(Level.WARNING, "The decision on replay of dead letter %s of channel '%s' could not be sent to the "
+            + "replay (%s): the dead letter stays in its queue; replaying it again is safe"),
     /** A message on a replay's reply queue that the connector did not sign: planted, never believed. */
     ONCE0807W(Level.WARNING, "Ignored a decision on a replay received for dead-letter queue '%s' of channel '%s': not "
             + "signed by this application's connector");

@@ -95,6 +95,13 @@ abstract class DeadLetterFixture {
         settle(m, outcome, keyDigest);
     }
 
+    /** Dead-letters {@code body} as a failure of key {@code keyDigest}, in an empty queue, and reads it back. */
+    DeadLetter theOnlyDeadLetter(String body, String keyDigest) throws Exception {
+        deadLetter(body, Outcome.FAILED, keyDigest);
+        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
+        return all().get(0);
+    }
+
     void settle(Message<?> m, Outcome outcome, String keyDigest) {
         Dispatch dispatch = handover.take(m.getPayload());
         assertNotNull(dispatch, "the delivery was posted under its payload");

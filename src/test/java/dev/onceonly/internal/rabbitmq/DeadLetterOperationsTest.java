@@ -145,9 +145,7 @@ class DeadLetterOperationsTest extends DeadLetterFixture {
      */
     @Test
     void aCrashBetweenTheReplayAndTheRemovalLosesNothing() throws Exception {
-        deadLetter("crash", Outcome.FAILED, "dc");
-        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
-        String id = all().get(0).id();
+        String id = theOnlyDeadLetter("crash", "dc").id();
         DeadLetterAccess crashing = new DeadLetterAccess() {
             @Override
             public String channel() {
@@ -269,9 +267,7 @@ class DeadLetterOperationsTest extends DeadLetterFixture {
     @Test
     void aDeadLetterAnotherReadHoldsStillKeepsItsKeysRow() throws Exception {
         DeadLetterChannels queues = new DeadLetterChannels(() -> List.of(endpoint), Clock.systemUTC());
-        deadLetter("held", Outcome.FAILED, "dh");
-        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
-        Instant deadLettered = all().get(0).deadLetteredAt();
+        Instant deadLettered = theOnlyDeadLetter("held", "dh").deadLetteredAt();
         // The key's row, written just before its message was dead-lettered; the purge runs two hours
         // later with a retention of one hour: only the dead letter's pin keeps the row.
         Rows ledger = new Rows(Map.of("dh", deadLettered.minusSeconds(60)));

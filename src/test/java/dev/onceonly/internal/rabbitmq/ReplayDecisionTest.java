@@ -15,7 +15,6 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -48,9 +47,7 @@ class ReplayDecisionTest extends DeadLetterFixture {
      */
     @Test
     void aReplayInFlightStillKeepsItsKeysRow() throws Exception {
-        deadLetter("late", Outcome.FAILED, "dr");
-        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
-        DeadLetter letter = all().get(0);
+        DeadLetter letter = theOnlyDeadLetter("late", "dr");
         DeadLetterOperationsTest.Rows ledger = new DeadLetterOperationsTest.Rows(
                 Map.of("dr", letter.deadLetteredAt().minusSeconds(60)));
         Clock later = Clock.offset(Clock.systemUTC(), Duration.ofHours(2));
@@ -80,9 +77,7 @@ class ReplayDecisionTest extends DeadLetterFixture {
      */
     @Test
     void aReplayFromAnotherProcessIsToldTheGuardsDecision() throws Exception {
-        deadLetter("elsewhere", Outcome.FAILED, "de");
-        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
-        String id = all().get(0).id();
+        String id = theOnlyDeadLetter("elsewhere", "de").id();
         Connection own = resources.open(settings.connection(), "orders", "command-line");
         try {
             DeadLetterQueue commandLine = new DeadLetterOperations(DeadLetterEndpoint.of(settings, own::createChannel),
@@ -103,9 +98,7 @@ class ReplayDecisionTest extends DeadLetterFixture {
      */
     @Test
     void aReplayNotDecidedInTimeLeavesItsLetterAndAnotherIsSafe() throws Exception {
-        deadLetter("slow", Outcome.FAILED, "ds");
-        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
-        String id = all().get(0).id();
+        String id = theOnlyDeadLetter("slow", "ds").id();
 
         ReplayResult first = operations.replay(id, Duration.ofMillis(300));
         assertEquals(ReplayResult.Status.PUBLISHED, first.status(), first.toString());
@@ -124,9 +117,7 @@ class ReplayDecisionTest extends DeadLetterFixture {
      */
     @Test
     void aReplayDeadLetteredAgainKeepsItsFirstTime() throws Exception {
-        deadLetter("again", Outcome.FAILED, "da");
-        await("the dead letter", LIMIT, () -> TestRabbit.total(dlq), n -> n == 1);
-        DeadLetter first = all().get(0);
+        DeadLetter first = theOnlyDeadLetter("again", "da");
         Thread.sleep(5); // a new stamp would differ from the first by the milliseconds between
         CompletableFuture<ReplayResult> replay = CompletableFuture.supplyAsync(() -> operations.replay(first.id(), LIMIT));
         settle(probe.next(), Outcome.FAILED, "da");
@@ -137,7 +128,5 @@ class ReplayDecisionTest extends DeadLetterFixture {
         assertEquals(1, again.replays(), again.toString());
         assertTrue(again.verified(), again.toString());
         assertEquals(first.deadLetteredAt(), again.deadLetteredAt(), "the first time, carried by the replay");
-        Instant stamped = again.deadLetteredAt();
-        assertTrue(!stamped.isAfter(Instant.now()), stamped.toString());
     }
 }
